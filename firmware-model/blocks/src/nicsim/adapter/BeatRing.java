@@ -1,5 +1,6 @@
 package nicsim.adapter;
 
+import java.util.Arrays;
 import java.util.function.LongConsumer;
 import nicsim.adapter.DmaPorts.Beat;
 import nicsim.sim.Simulator;
@@ -36,18 +37,50 @@ final class BeatRing {
     /** Whether every beat the ring holds is blank: then their words need not be read one by one. */
     boolean allBlank() { return carried == 0; }
 
-    void add(long[] w, long flag, long in) {
-        if (size == words.length) {
-            int m = words.length - 1;
-            long[][] nw = new long[2 * size][];
-            long[] nf = new long[2 * size], na = new long[2 * size];
-            for (int i = 0; i < size; i++) {
-                nw[i] = words[(head + i) & m];
-                nf[i] = flags[(head + i) & m];
-                na[i] = at[(head + i) & m];
-            }
-            words = nw; flags = nf; at = na; head = 0;
+    /** Twice the room, the beats held from the front. */
+    private void grow() {
+        int m = words.length - 1;
+        long[][] nw = new long[2 * words.length][];
+        long[] nf = new long[nw.length], na = new long[nw.length];
+        for (int i = 0; i < size; i++) {
+            nw[i] = words[(head + i) & m];
+            nf[i] = flags[(head + i) & m];
+            na[i] = at[(head + i) & m];
         }
+        words = nw; flags = nf; at = na; head = 0;
+    }
+
+    /**
+     * {@code n} beats in a row, all of flag {@code flag}: the words of the i-th are {@code w[i]} (w null: all
+     * blank), and it is in at {@code in[i]}. What n calls of {@link #add(long[], long, long)} do, by the run.
+     */
+    void add(long[][] w, long flag, long[] in, int n) {
+        while (words.length - size < n) grow();
+        int from = (head + size) & (words.length - 1), first = Math.min(n, words.length - from), rest = n - first;
+        if (w == null) {
+            Arrays.fill(words, from, from + first, blank);
+            Arrays.fill(words, 0, rest, blank);
+        } else {
+            System.arraycopy(w, 0, words, from, first);
+            System.arraycopy(w, first, words, 0, rest);
+            for (int i = 0; i < n; i++) if (w[i] != blank) carried++;
+        }
+        Arrays.fill(flags, from, from + first, flag);
+        Arrays.fill(flags, 0, rest, flag);
+        System.arraycopy(in, 0, at, from, first);
+        System.arraycopy(in, first, at, 0, rest);
+        if (flag != 0) for (int i = 0; i < n; i++) flagged.add(taken + size + i);
+        long last = lastIn;
+        for (int i = 0; i < n; i++) {
+            if (in[i] < last) ordered = false;
+            last = in[i];
+        }
+        lastIn = last;
+        size += n;
+    }
+
+    void add(long[] w, long flag, long in) {
+        if (size == words.length) grow();
         if (w != blank) carried++;
         if (flag != 0) flagged.add(taken + size);
         if (in < lastIn) ordered = false;

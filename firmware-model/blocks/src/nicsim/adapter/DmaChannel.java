@@ -279,8 +279,7 @@ class DmaChannel implements Clocked {
 
         /** Its beats go on the PCI ring, each with the time it is in; then it is a spare. */
         void ring() {
-            long flag = failed ? 1 : 0;
-            for (int b = 0; b < beats; b++) pci.add(words == null ? blank : words[b], flag, in[b]);
+            pci.add(words, failed ? 1 : 0, in, beats);
             owner = null;
             words = null;
             sparePieces.push(this);

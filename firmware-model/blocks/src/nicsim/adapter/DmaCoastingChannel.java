@@ -17,7 +17,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         domain.coastWith(this, 2); // the engine and this glue
     }
 
-    /** Most edges one look-ahead covers. */
+    /** Most edges one look-ahead covers from its start, or from a wake edge after a gap. */
     private static final long MAX_COAST = 1 << 16;
 
     /** Whether the next edge gives an engine a descriptor (the glue's queues change: that edge runs). */
@@ -45,6 +45,9 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
     private long[] lookWrAddr = new long[16], lookWrLast = new long[16], lookWrAt = new long[16];
     // beats each entry of the logs stands for: more than one only for a job that does not carry its bytes
     private long[] lookTxRun = new long[16], lookWrRun = new long[16];
+    // the gaps the look-ahead ran over (ClockDomain.Coaster#gaps): the edge the clock stops after, the one it wakes at
+    private int lookGaps;
+    private long[] lookGapStop = new long[8], lookGapWake = new long[8];
 
     /**
      * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
@@ -52,11 +55,20 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      * the clock would stop. What the copy's edges did is kept: a coast over exactly those edges
      * adopts it rather than running them again.
      */
-    @Override public long coastable() { return lookAhead(MAX_COAST); }
+    @Override public long coastable() { return lookAhead(Long.MAX_VALUE); }
 
-    /** {@link #coastable}'s look-ahead, over at most {@code limit} edges. */
+    @Override public int gaps() { return lookGaps; }
+    @Override public long gapStop(int i) { return lookGapStop[i]; }
+    @Override public long gapWake(int i) { return lookGapWake[i]; }
+
+    /**
+     * {@link #coastable}'s look-ahead, over at most {@code limit} cycles. Where the clock would stop only to wake for
+     * a time it knows of (a beat on its way in), the look-ahead goes on from the wake edge over the gap: the same
+     * edges a look-ahead from that edge would find, with no stop and wake between.
+     */
     private long lookAhead(long limit) {
         lookFirst = -1;
+        lookGaps = 0;
         lookHeard = lookStops = false;
         DmaCore real = engine.core();
         if (real.reporting() || offersDescriptor(real)) return 0;
@@ -64,10 +76,10 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
         int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
         lookTxN = lookWrN = 0;
-        long n = 0;
+        long n = 0, seg = 0; // cycles run, gaps included; edges since the start or the last gap's wake edge
         boolean stops = false, heard = false; // the copy ran one edge more, after which the clock stops; the next
         // edge is heard
-        for (long c = domain.cycle() + 1; n < limit; c++) {
+        for (long c = domain.cycle() + 1, left; (left = Math.min(limit - n, MAX_COAST - seg)) > 0; c++) {
             long t = domain.picosOfCycle(c);
             if (v.reporting() || offersDescriptor(v)) break;
             boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData();
@@ -81,14 +93,14 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             // edges in one step
             long k = 0;
             if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
-                k = Math.min(Math.min(v.sendBeatsLeft(), limit - n), quiet(v, c, pciNext, rxNext, -1));
+                k = Math.min(Math.min(v.sendBeatsLeft(), left), quiet(v, c, pciNext, rxNext, -1));
                 if (k > 0) {
                     if (sending.carry) v.sendAlone(k, logTxRef);
                     else { v.sendAlone(k, null); logTxRun(k); } // beats of no bytes: only their count matters
                     sent += (int) k * beat;
                 }
             } else if (wr != null && v.hostOutReady()) {
-                long max = Math.min(Math.min(v.hostOutLeft(), limit - n),
+                long max = Math.min(Math.min(v.hostOutLeft(), left),
                         quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
                 // the beats taken: the one waiting, then those read out, up to one that leaves
                 k = beforeLeaving(writing, v, max);
@@ -104,7 +116,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                     }
                 }
             } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
-                long room = Math.min(v.inRoom(DmaEngine.HOST), limit - n);
+                long room = Math.min(v.inRoom(DmaEngine.HOST), left);
                 k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
                 if (k > 0) {
                     inFrom = pciNext;
@@ -112,7 +124,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                     pciNext += (int) k;
                 }
             } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
-                long room = Math.min(v.inRoom(DmaEngine.RECV), limit - n);
+                long room = Math.min(v.inRoom(DmaEngine.RECV), left);
                 k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
                 if (k > 0) {
                     inFrom = rxNext;
@@ -122,6 +134,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             }
             if (k > 0) {
                 n += k;
+                seg += k;
                 c += k - 1;
                 continue;
             }
@@ -134,10 +147,20 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             // for the beats to come
             if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData()
                     || rx.inAt(rxNext, t) && v.takesLinkRx())) {
-                stops = true;
-                break;
+                // unless it wakes at an edge it knows of, within the limit: the look-ahead goes on from there
+                long wake = wakeEdge(t, pciNext, rxNext);
+                if (wake < 0 || n + (wake - c) >= limit) {
+                    stops = true;
+                    break;
+                }
+                gap(c, wake);
+                n += wake - c;
+                seg = 0;
+                c = wake - 1;
+                continue;
             }
             n++;
+            seg++;
         }
         lookFirst = domain.cycle() + 1;
         lookEdges = stops ? n + 1 : n;
@@ -146,6 +169,30 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         lookHeard = heard;
         lookStops = stops;
         return n;
+    }
+
+    /**
+     * The edge a clock that stops after the edge at time {@code t} wakes at (-1: none it knows of): the first
+     * at or after the earliest time it is to wake at then, as {@link #active} asks for them as it stops (the
+     * next beat of each ring, if not in; the first beat of each read answered while it ran) beside those the domain
+     * holds. The next beats for the engines are the {@code pciNext}-th and {@code rxNext}-th their rings hold.
+     */
+    private long wakeEdge(long t, int pciNext, int rxNext) {
+        long w = domain.wakeTimeAfter(t);
+        if (pci.has(pciNext) && pci.atOf(pciNext) > t) w = Math.min(w, pci.atOf(pciNext));
+        if (rx.has(rxNext) && rx.atOf(rxNext) > t) w = Math.min(w, rx.atOf(rxNext));
+        for (int i = 0; i < answered.size(); i++) if (answered.get(i) > t) w = Math.min(w, answered.get(i));
+        return w == Long.MAX_VALUE ? -1 : domain.nextEdgeCycleAtOrAfter(w);
+    }
+
+    /** The look-ahead runs over a gap: the clock stops after edge {@code stop} and wakes at {@code wake}. */
+    private void gap(long stop, long wake) {
+        if (lookGaps == lookGapStop.length) {
+            lookGapStop = Arrays.copyOf(lookGapStop, 2 * lookGaps);
+            lookGapWake = Arrays.copyOf(lookGapWake, 2 * lookGaps);
+        }
+        lookGapStop[lookGaps] = stop;
+        lookGapWake[lookGaps++] = wake;
     }
 
     /**

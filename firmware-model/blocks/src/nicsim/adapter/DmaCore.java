@@ -261,26 +261,32 @@ final class DmaCore {
 
     /**
      * {@code k} edges on which the host engine (host to SRAM) or the receive engine is {@link #alone}
-     * with one good beat in its input queue, written to SRAM each edge while the next comes in:
-     * {@code in} gives the words of the k beats that come in, each in by its edge and good (not
-     * failed, not a packet's last), or null when they are all {@link #blank}; k beats leave the descriptor at least
-     * one more. What k calls of {@link #edge} would do.
+     * with at most one good beat in its input queue, written to SRAM each edge while the next comes in
+     * (an empty queue: the first edge only takes a beat in, nothing asks for the bus): {@code in} gives the
+     * words of the k beats that come in, each in by its edge and good (not failed, not a packet's last), or null
+     * when they are all {@link #blank}; the beats written leave the descriptor at least one more. What k calls of
+     * {@link #edge} would do.
      */
     void inAlone(int engine, int k, IntFunction<long[]> in) {
         boolean host = engine == HOST;
         BeatFifo2 q = host ? hostInQ : recvInQ;
-        if (k < 1 || (long) k * beat >= (host ? hostLeft : recvLeft) || !inAloneReady(engine))
+        int off = q.isEmpty() ? 1 : 0, m = k - off; // edges that only take a beat in; those that write one
+        if (k < 1 || (long) m * beat >= (host ? hostLeft : recvLeft) || !inAloneReady(engine))
             throw new IllegalStateException((host ? "host" : "receive") + " engine not alone for " + k + " edges");
+        if (off == 1) {
+            q.add(in == null ? blankWords : in.apply(0), 0);
+            if (m == 0) return;
+        }
         long at = host ? hostSram : recvSram;
         // each edge writes the queue's beat and takes the next in: the head, then all but the last taken in
         write(at, q.poll());
-        if (in == null) writeBlank(at + beat, k - 1);
-        else for (int e = 0; e < k - 1; e++) write(at += beat, in.apply(e));
+        if (in == null) writeBlank(at + beat, m - 1);
+        else for (int e = off; e < k - 1; e++) write(at += beat, in.apply(e));
         q.add(in == null ? blankWords : in.apply(k - 1), 0);
-        long moved = (long) k * beat;
+        long moved = (long) m * beat;
         if (host) { hostSram += moved; hostLeft -= moved; hostMoved += moved; }
         else { recvSram += moved; recvLeft -= moved; recvMoved += moved; }
-        granted(engine, k);
+        granted(engine, m);
     }
 
     /**
@@ -290,12 +296,18 @@ final class DmaCore {
     boolean inAloneReady(int engine) {
         boolean host = engine == HOST;
         BeatFifo2 q = host ? hostInQ : recvInQ;
-        return (host ? hostBusy && !hostToHost && !hostErr : recvBusy && !recvDrain) && alone(engine) && q.size() == 1
-                && q.peekFlag() == 0;
+        return (host ? hostBusy && !hostToHost && !hostErr : recvBusy && !recvDrain) && alone(engine)
+                && (q.isEmpty() || q.size() == 1 && q.peekFlag() == 0);
     }
 
-    /** Beats the host engine (host to SRAM) or the receive engine can take alone before its descriptor's last. */
-    long inRoom(int engine) { return ((engine == HOST ? hostLeft : recvLeft) - 1) / beat; }
+    /**
+     * Beats the host engine (host to SRAM) or the receive engine can take alone before its descriptor's last (one
+     * more when its queue is empty: the first only goes in).
+     */
+    long inRoom(int engine) {
+        boolean host = engine == HOST;
+        return ((host ? hostLeft : recvLeft) - 1) / beat + ((host ? hostInQ : recvInQ).isEmpty() ? 1 : 0);
+    }
 
     /** {@code k} grants to engine {@code e} alone: counted as k beats on the bus, none contended. */
     private void granted(int e, long k) {

@@ -48,6 +48,10 @@ public final class ClockDomain {
     private Coaster coaster;
     private int coasterBlocks;
     private long coastTo = -1; // while coasting: the last edge the coaster will run in one step
+    // while coasting: the gaps its cycles hold (Coaster#gaps), each the edge after which the clock stops and the one
+    // it wakes at, in order; gapAt: the first not yet behind the time
+    private long[] gapStop = new long[4], gapWake = new long[4];
+    private int gaps, gapAt;
 
     ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos, int rank) {
         if (periodPicos <= 0)
@@ -106,15 +110,42 @@ public final class ClockDomain {
 
     /**
      * Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link
-     * Coaster}).
+     * Coaster}). Not in a gap of the coast: the clock is stopped then, as it would be without the coast.
      */
-    public boolean coasting() { return coastTo >= 0; }
+    public boolean coasting() { return coastTo >= 0 && !inGap(); }
 
     /**
      * Whether the clock runs: an edge of it is to come (through the wires, or closing a coast), not one it sleeps till
-     * ({@link #wakeAt}).
+     * ({@link #wakeAt}), and it is not in a gap of a coast.
      */
-    public boolean running() { return nextEdge != null && !nextEdge.cancelled() && !sleeping; }
+    public boolean running() { return nextEdge != null && !nextEdge.cancelled() && !sleeping && !inGap(); }
+
+    /** The last edge at or before now that has passed (-1 before the first). */
+    private long behindNow() {
+        long behind = cycleAt(sim.now());
+        if (behind >= 0 && picosOfCycle(behind) == sim.now() && !sim.edgePassed(rank)) behind--;
+        return behind;
+    }
+
+    /** Whether the domain coasts and the time is in one of the coast's gaps: the clock is stopped now. */
+    private boolean inGap() {
+        if (coastTo < 0 || gapAt == gaps) return false;
+        long behind = behindNow();
+        while (gapAt < gaps && gapWake[gapAt] <= behind) gapAt++;
+        return gapAt < gaps && gapStop[gapAt] <= behind;
+    }
+
+    /**
+     * The coast is in a gap: it ends at the gap's stop edge, and the clock sleeps till the gap's wake edge, as it
+     * would have since it stopped there.
+     */
+    private void sleepInGap() {
+        long wakeEdge = gapWake[gapAt];
+        coastUpTo(gapStop[gapAt]);
+        nextEdge.cancel();
+        sleeping = true;
+        nextEdge = scheduleEdge(wakeEdge, runScheduled);
+    }
 
     /**
      * The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the
@@ -147,8 +178,47 @@ public final class ClockDomain {
          */
         default boolean coastsEdgeAfter() { return false; }
 
-        /** Runs the edges of cycles {@code first} to {@code first + n - 1} as the blocks would, at their times. */
+        /**
+         * Runs the edges of cycles {@code first} to {@code first + n - 1} as the blocks would, at their times: the
+         * cycles inside the {@link #gaps} of the look-ahead that made the coast are idle (the last is never one).
+         */
         void coast(long first, long n);
+
+        /**
+         * After {@link #coastable}: how many gaps its cycles hold, in which the clock would stop (no block active)
+         * and sleep till a time it knows of ({@link #wakeAt}, or one a block would ask for as the clock stops): the
+         * cycles between the edge it stops after and the one it wakes at are idle, not edges. The coast runs over
+         * them as the clock would, without stopping.
+         */
+        default int gaps() { return 0; }
+
+        /** The edge after which the clock stops in the {@code i}-th gap. */
+        default long gapStop(int i) { throw new IndexOutOfBoundsException(i); }
+
+        /** The edge the clock wakes at in the {@code i}-th gap. */
+        default long gapWake(int i) { throw new IndexOutOfBoundsException(i); }
+    }
+
+    /**
+     * The earliest time the clock is to wake at ({@link #wakeAt}) after {@code picos} (Long.MAX_VALUE: none): a
+     * coaster looking ahead over a stop of the clock finds the edge it would wake at.
+     */
+    public long wakeTimeAfter(long picos) {
+        // the times passed go, as the clock stopping would drop them: a clock that coasts over its stops seldom does
+        while (!wakeTimes.isEmpty() && wakeTimes.first() <= sim.now()) wakeTimes.takeFirst();
+        return wakeTimes.firstAfter(picos);
+    }
+
+    /** The coaster's gaps over the coast just found. */
+    private void takeGaps() {
+        int g = coaster.gaps();
+        if (g > gapStop.length) {
+            gapStop = new long[Math.max(g, 2 * gapStop.length)];
+            gapWake = new long[gapStop.length];
+        }
+        for (int i = 0; i < g; i++) { gapStop[i] = coaster.gapStop(i); gapWake[i] = coaster.gapWake(i); }
+        gaps = g;
+        gapAt = 0;
     }
 
     /**
@@ -271,10 +341,8 @@ public final class ClockDomain {
             nextEdge.cancel();
             nextEdge = null;
         }
-        if (coastTo >= 0) {
-            long behind = cycleAt(sim.now());
-            if (behind >= 0 && picosOfCycle(behind) == sim.now() && !sim.edgePassed(rank)) behind--;
-            coastUpTo(Math.min(behind, coastTo));
+        if (coastTo >= 0) { // up to the edge behind now (in a gap: the one the clock stopped after)
+            coastUpTo(Math.min(behindNow(), coastTo));
             nextEdge.cancel();
             nextEdge = null;
         }
@@ -306,6 +374,7 @@ public final class ClockDomain {
         if (picos <= sim.now())
             throw new IllegalArgumentException(
                     "clock '" + name + "': wake at " + picos + " ps, not after now (" + sim.now() + " ps)");
+        if (inGap()) sleepInGap(); // stopped now: as it would be, sleeping till the gap's wake edge
         wakeTimes.add(picos);
         if (running() || coastTo >= 0 || inEdge) return; // the end of an edge sees to it, if the clock stops there
         long c = cycleWokenAt(picos);
@@ -343,15 +412,24 @@ public final class ClockDomain {
 
     private Simulator.Event ranEdge; // the edge event that ran last, queued again for the next (if it ran)
 
-    /** The coaster runs the edges after the last one run up to {@code cycle}; the coast ends. */
+    /**
+     * The coaster runs the edges after the last one run up to {@code cycle} (in a gap: up to the edge the clock
+     * stopped after); the coast ends.
+     */
     private void coastUpTo(long cycle) {
+        long idle = 0;
+        for (int i = 0; i < gaps && gapStop[i] < cycle; i++) {
+            if (cycle < gapWake[i]) { cycle = gapStop[i]; break; }
+            idle += gapWake[i] - gapStop[i] - 1;
+        }
+        gaps = gapAt = 0;
         long n = cycle - lastEdgeCycle;
         coastTo = -1;
         if (n <= 0) return;
         coaster.coast(lastEdgeCycle + 1, n);
         lastEdgeCycle = cycle;
-        edges += n;
-        coasted += n;
+        edges += n - idle;
+        coasted += n - idle;
         streams.coasted();
     }
 
@@ -409,6 +487,7 @@ public final class ClockDomain {
             next(cycle);
             return true;
         }
+        takeGaps();
         coastTo = cycle - 1 + n;
         nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
         return true;
@@ -453,6 +532,7 @@ public final class ClockDomain {
             nextEdge = scheduleEdge(cycle + 1, runScheduled);
             return;
         }
+        if (n > 0) takeGaps();
         coastTo = cycle + n;
         nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
     }

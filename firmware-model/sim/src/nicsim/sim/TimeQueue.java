@@ -40,4 +40,14 @@ final class TimeQueue {
         times[lo] = t;
         size++;
     }
+
+    /** The earliest time held after {@code t} (Long.MAX_VALUE: none). */
+    long firstAfter(long t) {
+        int lo = head, hi = head + size; // binary search for the first time > t in times[lo .. hi)
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (times[mid] <= t) lo = mid + 1; else hi = mid;
+        }
+        return lo < head + size ? times[lo] : Long.MAX_VALUE;
+    }
 }

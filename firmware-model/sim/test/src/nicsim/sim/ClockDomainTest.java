@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class ClockDomainTest {
@@ -254,13 +255,17 @@ class ClockDomainTest {
     /**
      * A block with work arriving at known times: on each edge it takes what has arrived by then and does one
      * item; idle, it rests until the next arrival wakes its clock ({@link ClockDomain#wakeAt}). Its coaster runs
-     * the same edges in one step, up to the one after which the clock stops.
+     * the same edges in one step, up to the one after which the clock stops; or, {@link #overGaps}, on over each
+     * stop to the edge the clock wakes at.
      */
-    private static final class Worker implements Clocked, ClockDomain.Coaster {
+    private static class Worker implements Clocked, ClockDomain.Coaster {
         final ClockDomain d;
         final long[] arrivals;
         int next, left;
         final List<Long> wired = new ArrayList<>(), coasted = new ArrayList<>();
+        boolean overGaps;
+        int looks; // look-aheads
+        final List<long[]> gaps = new ArrayList<>(); // the last look-ahead's: the edge stopped after, the wake edge
 
         Worker(ClockDomain d, long... arrivals) { this.d = d; this.arrivals = arrivals; }
 
@@ -281,19 +286,36 @@ class ClockDomainTest {
         @Override public boolean active() { return left > 0; }
 
         @Override public long coastable() {
+            looks++;
+            gaps.clear();
             int n = next, l = left;
-            for (long c = d.cycle() + 1, k = 0; ; c++, k++) {
+            for (long c = d.cycle() + 1; ; c++) {
                 int[] s = step(c, n, l);
                 n = s[0];
                 l = s[1];
-                if (l == 0) return k; // the clock stops after edge c: it closes the coast
+                if (l > 0) continue;
+                long t = overGaps ? d.wakeTimeAfter(d.picosOfCycle(c)) : Long.MAX_VALUE;
+                if (t == Long.MAX_VALUE) return c - d.cycle() - 1; // the clock stops after edge c: it closes the coast
+                long wake = d.nextEdgeCycleAtOrAfter(t);
+                gaps.add(new long[]{c, wake});
+                c = wake - 1;
             }
         }
 
         @Override public boolean coastsEdgeAfter() { return true; }
 
+        @Override public int gaps() { return gaps.size(); }
+        @Override public long gapStop(int i) { return gaps.get(i)[0]; }
+        @Override public long gapWake(int i) { return gaps.get(i)[1]; }
+
         @Override public void coast(long first, long n) {
-            for (long c = first; c < first + n; c++) { coasted.add(c); run(c); }
+            int g = 0;
+            for (long c = first; c < first + n; c++) {
+                while (g < gaps.size() && gaps.get(g)[1] <= c) g++;
+                if (g < gaps.size() && gaps.get(g)[0] < c) continue; // idle: the clock is stopped
+                coasted.add(c);
+                run(c);
+            }
         }
     }
 
@@ -330,5 +352,64 @@ class ClockDomainTest {
         assertEquals(List.of(10L, 20L), w.coasted);
         assertEquals(3, d.edgesRun());
         assertEquals(20_000, sim.now(), "each wake edge runs at its own time");
+    }
+
+    /** The edges a worker ran (wired or coasted, in order), the domain's counts and the worker's look-aheads. */
+    private record Ran(List<Long> edges, long edgesRun, long coasted, int looks, long events) {}
+
+    /**
+     * Items at 0 ns (3), 10 ns (3) and 20 ns (2), the clock told to wake at 10 and 20 ns; {@code outside} runs at
+     * 5.5 ns. Coasting off, coasting up to each stop, or coasting over the stops.
+     */
+    private static Ran work(boolean coasting, boolean overGaps, Consumer<ClockDomain> outside) {
+        Simulator sim = new Simulator();
+        sim.coasting(coasting);
+        ClockDomain d = sim.clockDomain("d", 1_000, 0);
+        Worker w = new Worker(d, 0, 0, 0, 10_000, 10_000, 10_000, 20_000, 20_000);
+        w.overGaps = overGaps;
+        d.coastWith(w, 1);
+        d.add(w);
+        d.wakeAt(10_000);
+        d.wakeAt(20_000);
+        sim.post(5_500, Simulator.Priority.DELIVERY, () -> outside.accept(d));
+        sim.runUntilIdle();
+        List<Long> all = new ArrayList<>(w.wired);
+        all.addAll(w.coasted);
+        all.sort(null);
+        assertEquals(0, w.left);
+        return new Ran(all, d.edgesRun(), d.edgesCoasted(), w.looks, sim.eventsExecuted());
+    }
+
+    @Test
+    void aCoastGoesOnOverTheClocksStopsToTheEdgesItWakesAt() {
+        Ran wired = work(false, false, d -> {}), stops = work(true, false, d -> {}), over = work(true, true, d -> {});
+        assertEquals(List.of(0L, 1L, 2L, 10L, 11L, 12L, 20L, 21L), over.edges());
+        assertEquals(wired.edges(), over.edges());
+        assertEquals(8, over.edgesRun(), "the idle cycles between are not edges");
+        assertEquals(stops.coasted(), over.coasted());
+        assertEquals(7, over.coasted());
+        assertEquals(1, over.looks(), "one look-ahead covers the stops");
+        assertEquals(3, stops.looks());
+        assertTrue(over.events() < stops.events(), over.events() + " events, " + stops.events() + " stopping");
+    }
+
+    @Test
+    void aWakeTimeGivenInAGapEndsTheCoastThereAndTheClockSleepsTillIt() {
+        // at 5.5 ns the clock is stopped: told to wake at 7 ns, it runs edge 7 (nothing to do) and sleeps till 10
+        Consumer<ClockDomain> at7 = d -> d.wakeAt(7_000);
+        Ran wired = work(false, false, at7), over = work(true, true, at7);
+        assertEquals(List.of(0L, 1L, 2L, 7L, 10L, 11L, 12L, 20L, 21L), over.edges());
+        assertEquals(wired.edges(), over.edges());
+        assertEquals(9, over.edgesRun());
+        assertEquals(work(true, false, at7).coasted(), over.coasted());
+    }
+
+    @Test
+    void aClockWokenInAGapRunsItsNextEdgeThroughTheWires() {
+        Ran wired = work(false, false, ClockDomain::wake), over = work(true, true, ClockDomain::wake);
+        assertEquals(List.of(0L, 1L, 2L, 6L, 10L, 11L, 12L, 20L, 21L), over.edges());
+        assertEquals(wired.edges(), over.edges());
+        assertEquals(9, over.edgesRun());
+        assertEquals(7, over.coasted(), "edge 6 runs through the wires");
     }
 }

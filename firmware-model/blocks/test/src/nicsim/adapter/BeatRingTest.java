@@ -1,0 +1,57 @@
+package nicsim.adapter;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import nicsim.sim.Simulator;
+import org.junit.jupiter.api.Test;
+
+class BeatRingTest {
+    private static final long[] BLANK = new long[4];
+
+    /** What a ring holds from its head: each beat's words, flag and time, and how runs of them come in. */
+    private static String held(BeatRing r, int n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n; i++)
+            b.append(r.wordsAt(i) == BLANK ? "-" : Long.toString(r.wordsAt(i)[0])).append('/').append(r.flagAt(i))
+                    .append('@').append(r.atOf(i)).append(' ');
+        b.append(r.has(n)).append(' ').append(r.allBlank());
+        for (int i = 0; i < n; i += 7) b.append(' ').append(r.inOnEdges(i, r.atOf(i), 10, n - i));
+        // seven from each run's first, the seventh in by the first edge: all seven only if none is later
+        for (int i = 0; i + 7 <= n; i += 12) b.append(' ').append(r.inOnEdges(i, r.atOf(i + 6), 10, 7));
+        return b.toString();
+    }
+
+    /**
+     * A ring with {@code taken} beats added and taken, then runs of {@code run} beats added by the run or one by one
+     * (flag 1 on the third run; words blank on the second, one of each other run blank).
+     */
+    private static BeatRing ring(boolean byRun, int taken, int runs, int run) {
+        BeatRing r = new BeatRing(new Simulator(), t -> {}, BLANK);
+        for (int i = 0; i < taken; i++) r.add(BLANK, 0, i);
+        r.take(taken);
+        for (int k = 0; k < runs; k++) {
+            long[][] w = k == 1 ? null : new long[run][];
+            long[] in = new long[run + 3]; // longer than the run, as a reused one is
+            for (int i = 0; i < run; i++) {
+                if (w != null) w[i] = i == 2 ? BLANK : new long[]{100L * k + i, 0, 0, 0};
+                in[i] = 1_000L * k + (i == 4 ? 500 : 10L * i); // one in after those behind it
+            }
+            long flag = k == 2 ? 1 : 0;
+            if (byRun) r.add(w, flag, in, run);
+            else for (int i = 0; i < run; i++) r.add(w == null ? BLANK : w[i], flag, in[i]);
+        }
+        return r;
+    }
+
+    @Test
+    void aRunAddedAtOnceIsHeldAsItsBeatsAddedOneByOne() {
+        // runs that wrap past the ring's end (60 taken of 64 slots), and that make it grow
+        for (int taken : new int[]{0, 60}) {
+            BeatRing one = ring(false, taken, 6, 12), run = ring(true, taken, 6, 12);
+            assertEquals(held(one, 72), held(run, 72), taken + " taken first");
+        }
+        BeatRing blank = ring(true, 60, 2, 12);
+        blank.take(12);
+        assertTrue(blank.allBlank(), "the blank run left alone");
+    }
+}
