@@ -102,6 +102,10 @@ class DmaChannel implements Clocked {
             if (j.write) {
                 // the bytes arrive from the link at their host address's offset within a beat
                 recvQ.addLast(j);
+                if (!j.carry) { // beats of no bytes: only when each is in matters, put on the ring by the run
+                    blankWrite(j);
+                    continue;
+                }
                 for (int b = 0; b < j.span; b += beat) {
                     long[] words;
                     if (!j.carry) words = blank;
@@ -119,6 +123,18 @@ class DmaChannel implements Clocked {
                 }
             } else hostQ.addLast(j);
         }
+    }
+
+    private long[] ins = new long[64]; // when each beat of an uncarried write is in
+
+    /** An uncarried write's beats onto the link ring: what {@link #allocate}'s loop puts there, by the run. */
+    private void blankWrite(Job j) {
+        int n = (j.span + beat - 1) / beat;
+        if (ins.length < n) ins = new long[Math.max(n, 2 * ins.length)];
+        for (int i = 0, b = 0; i < n; i++, b += beat)
+            ins[i] = j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew));
+        rx.add(null, 0, ins, n - 1);
+        rx.add(blank, n * beat == j.span ? 1 : 0, ins[n - 1]);
     }
 
     /**
