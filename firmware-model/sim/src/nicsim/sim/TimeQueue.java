@@ -23,18 +23,20 @@ final class TimeQueue {
 
     /** Holds {@code t} as well, in its place (once, however often added). */
     void add(long t) {
+        if (size == 0 || t > times[head + size - 1]) { // after all held (a beat expected after the last): the end
+            if (head + size == times.length) room();
+            times[head + size++] = t;
+            return;
+        }
         int lo = head, hi = head + size; // binary search for t's place in times[lo .. hi)
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             if (times[mid] < t) lo = mid + 1; else hi = mid;
         }
-        if (lo < head + size && times[lo] == t) return;
-        if (head + size == times.length) { // no room after the last: move to the front, or grow
-            long[] to = size * 2 > times.length ? new long[2 * times.length] : times;
-            System.arraycopy(times, head, to, 0, size);
-            times = to;
+        if (times[lo] == t) return; // lo < head + size: the last is not before t
+        if (head + size == times.length) {
             lo -= head;
-            head = 0;
+            room();
         }
         System.arraycopy(times, lo, times, lo + 1, head + size - lo);
         times[lo] = t;
@@ -49,5 +51,13 @@ final class TimeQueue {
             if (times[mid] <= t) lo = mid + 1; else hi = mid;
         }
         return lo < head + size ? times[lo] : Long.MAX_VALUE;
+    }
+
+    /** Room after the last: the times move to the front, or to an array twice as long if over half full. */
+    private void room() {
+        long[] to = size * 2 > times.length ? new long[2 * times.length] : times;
+        System.arraycopy(times, head, to, 0, size);
+        times = to;
+        head = 0;
     }
 }

@@ -31,4 +31,21 @@ class TimeQueueTest {
         }
         assertTrue(taken > 1000, "the run took many times: " + taken);
     }
+
+    /** Times mostly added in order (beats expected one after another), some again, some before: as a sorted set. */
+    @Test
+    void timesAddedInOrderComeBackInOrder() {
+        TimeQueue q = new TimeQueue();
+        TreeSet<Long> want = new TreeSet<>();
+        Random r = new Random(9);
+        long last = 0;
+        for (int i = 0; i < 20_000; i++) {
+            long t = r.nextInt(10) == 0 ? last - r.nextInt(50) : (last += r.nextInt(3));
+            q.add(t);
+            want.add(t);
+            if (r.nextInt(3) == 0) assertEquals(want.pollFirst(), q.takeFirst(), "take after adding " + t);
+        }
+        while (!want.isEmpty()) assertEquals(want.pollFirst(), q.takeFirst());
+        assertTrue(q.isEmpty());
+    }
 }
