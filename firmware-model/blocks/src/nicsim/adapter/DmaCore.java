@@ -417,7 +417,11 @@ final class DmaCore {
     private void writeBlank(long sramAddr, int n) {
         int from = (int) (sramAddr / beat);
         if (!dry) { clear(from, from + n); return; }
-        for (int at = from; at < from + n; at++) if (slot(at) != null) log(at, null);
+        for (int at = from; at < from + n; at++) {
+            long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
+            if (page == null) at |= SRAM_PAGE_MASK; // a page never made: all blank
+            else if (page[at & SRAM_PAGE_MASK] != null) log(at, null);
+        }
     }
 
     /** A dry copy's SRAM write, held back for {@link #adopt}. */
