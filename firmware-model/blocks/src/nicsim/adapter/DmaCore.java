@@ -28,7 +28,12 @@ import static nicsim.adapter.DmaEngine.SEND;
 final class DmaCore {
     private final Config cfg;
     private final int beat;
-    private final long[][] sram;
+    /**
+     * A reference per beat of SRAM, in pages of 2^SRAM_PAGE_SHIFT beats made when a beat there is first kept (null:
+     * every beat there reads blank): payload moved as a copy keeps none, so most of SRAM is never made or touched.
+     */
+    private final long[][][] sram;
+    private static final int SRAM_PAGE_SHIFT = 8, SRAM_PAGE_MASK = (1 << SRAM_PAGE_SHIFT) - 1;
     private final Counters counters;
     // made when first counted: a dump lists only what happened
     private final Counters.Counter[] doneCounters;
@@ -56,7 +61,7 @@ final class DmaCore {
     DmaCore(Config cfg, Counters counters, CounterOut beatsOut, CounterOut stallsOut) {
         this.cfg = cfg;
         this.beat = cfg.beatBytes();
-        this.sram = new long[(int) (cfg.sramBytes() / beat)][];
+        this.sram = new long[(int) ((cfg.sramBytes() / beat + SRAM_PAGE_MASK) >>> SRAM_PAGE_SHIFT)][][];
         this.counters = counters;
         this.doneCounters = new Counters.Counter[DONE_COUNTERS.length];
         this.beatsOut = beatsOut;
@@ -126,7 +131,7 @@ final class DmaCore {
         if (dry || !d.dry || d.sram != sram)
             throw new IllegalArgumentException("only the real core adopts a dry copy of itself");
         copyRegisters(d);
-        for (int i = 0; i < d.logged; i++) { sram[d.loggedAt[i]] = d.loggedData[i]; d.loggedData[i] = null; }
+        for (int i = 0; i < d.logged; i++) { keep(d.loggedAt[i], d.loggedData[i]); d.loggedData[i] = null; }
         beatsOut.add(d.loggedBeats);
         stallsOut.add(d.loggedStalls);
         for (int k = 0; k < d.loggedDone.length; k++)
@@ -379,27 +384,56 @@ final class DmaCore {
      * let go (the model's SRAM holds a reference per beat, which would keep them alive).
      */
     void forget(long sramAddr, long bytes) {
-        Arrays.fill(sram, (int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat), null);
+        clear((int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat));
+    }
+
+    /** The words SRAM beat {@code at} holds (null: blank). */
+    private long[] slot(int at) {
+        long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
+        return page == null ? null : page[at & SRAM_PAGE_MASK];
+    }
+
+    private void keep(int at, long[] data) {
+        long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
+        if (page == null) {
+            if (data == null) return;
+            page = sram[at >>> SRAM_PAGE_SHIFT] = new long[1 << SRAM_PAGE_SHIFT][];
+        }
+        page[at & SRAM_PAGE_MASK] = data;
+    }
+
+    /** Beats {@code [from, to)} blank. */
+    private void clear(int from, int to) {
+        while (from < to) {
+            int end = Math.min(to, (from | SRAM_PAGE_MASK) + 1);
+            long[][] page = sram[from >>> SRAM_PAGE_SHIFT];
+            if (page != null) Arrays.fill(page, from & SRAM_PAGE_MASK, ((end - 1) & SRAM_PAGE_MASK) + 1, null);
+            from = end;
+        }
     }
 
     private long[] read(long sramAddr) {
-        long[] v = sram[(int) (sramAddr / beat)];
+        long[] v = slot((int) (sramAddr / beat));
         return v != null ? v : blankWords != null ? blankWords : new long[DmaPorts.words(cfg.widthBits())];
     }
 
     private void write(long sramAddr, long[] data) {
         int at = (int) (sramAddr / beat);
         if (data == blankWords && data != null) data = null; // reads as blank
-        if (!dry) { sram[at] = data; return; }
-        if (data == null && sram[at] == null) return;
+        if (!dry) { keep(at, data); return; }
+        if (data == null && slot(at) == null) return;
         log(at, data);
     }
 
     /** {@code n} blank beats written from {@code sramAddr} on. */
     private void writeBlank(long sramAddr, int n) {
         int from = (int) (sramAddr / beat);
-        if (!dry) { Arrays.fill(sram, from, from + n, null); return; }
-        for (int at = from; at < from + n; at++) if (sram[at] != null) log(at, null);
+        if (!dry) { clear(from, from + n); return; }
+        for (int at = from; at < from + n; at++) {
+            long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
+            if (page == null) at |= SRAM_PAGE_MASK; // a page never made: all blank
+            else if (page[at & SRAM_PAGE_MASK] != null) log(at, null);
+        }
     }
 
     /** A dry copy's SRAM write, held back for {@link #adopt}. */

@@ -79,7 +79,10 @@ public final class DoorbellDecoder implements Block {
     // registered state
     private MmioWrite s1;
     private final List<DoorbellMsg> fifo = new ArrayList<>();
-    private final long[][] tables; // [0]=QP, [1]=CQ: bit 40 valid, 39..16 tag, 15..0 uar
+    // [0]=QP, [1]=CQ, each in pages of PAGE entries made when first set (null: every entry 0), as a host uses a
+    // few of the table's thousands: bit 40 valid, 39..16 tag, 15..0 uar
+    private static final int PAGE_SHIFT = 8;
+    private final long[][][] tables;
     private DoorbellError errReg;
 
     public DoorbellDecoder(ClockDomain domain, Config cfg) {
@@ -94,7 +97,7 @@ public final class DoorbellDecoder implements Block {
         this.overflowed = new CounterOut(NAME, "io_overflowed", "doorbells_overflowed", domain);
         this.rejected = new CounterOut(NAME, "io_rejected", "doorbells_rejected", domain);
         this.occupancyOut = new Signal("io_occupancy", 32 - Integer.numberOfLeadingZeros(cfg.fifoDepth()), domain);
-        this.tables = new long[2][cfg.tableEntries()];
+        this.tables = new long[2][Math.max(1, cfg.tableEntries() >>> PAGE_SHIFT)][];
         domain.add(this);
     }
 
@@ -140,9 +143,23 @@ public final class DoorbellDecoder implements Block {
         s1 = mmio.valid() ? mmio.payload() : null;
         if (tableWrite.valid()) {
             QueueTableWrite w = tableWrite.payload();
-            tables[(int) w.cq()][(int) (w.qpn() & (cfg.tableEntries() - 1))] =
-                    w.valid() != 0 ? (1L << 40) | (w.qpn() << 16) | w.uar() : 0;
+            setEntry((int) w.cq(), (int) (w.qpn() & (cfg.tableEntries() - 1)),
+                    w.valid() != 0 ? (1L << 40) | (w.qpn() << 16) | w.uar() : 0);
         }
+    }
+
+    private long entry(int table, int index) {
+        long[] page = tables[table][index >>> PAGE_SHIFT];
+        return page == null ? 0 : page[index & ((1 << PAGE_SHIFT) - 1)];
+    }
+
+    private void setEntry(int table, int index, long value) {
+        long[] page = tables[table][index >>> PAGE_SHIFT];
+        if (page == null) {
+            if (value == 0) return;
+            page = tables[table][index >>> PAGE_SHIFT] = new long[Math.min(1 << PAGE_SHIFT, cfg.tableEntries())];
+        }
+        page[index & ((1 << PAGE_SHIFT) - 1)] = value;
     }
 
     /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
@@ -183,7 +200,7 @@ public final class DoorbellDecoder implements Block {
                 long qpn = send ? (w.byteAt(4) << 16 | w.byteAt(5) << 8 | w.byteAt(6))
                                 : (w.byteAt(5) << 16 | w.byteAt(6) << 8 | w.byteAt(7));
                 boolean qpnFits = send || w.byteAt(4) == 0;
-                long entry = tables[send ? 0 : 1][(int) (qpn & (cfg.tableEntries() - 1))];
+                long entry = entry(send ? 0 : 1, (int) (qpn & (cfg.tableEntries() - 1)));
                 boolean owned = qpnFits && (entry >>> 40) != 0 && ((entry >>> 16) & 0xFFFFFF) == qpn;
                 if (!owned) code = DoorbellError.Code.BAD_QUEUE;
                 else if ((entry & 0xFFFF) != page) code = DoorbellError.Code.NOT_OWNER;

@@ -3,6 +3,7 @@ package nicsim.adapter;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import nicsim.host.FreeRanges;
 import nicsim.profile.Profile;
 import nicsim.profile.Require;
@@ -17,7 +18,9 @@ public final class OnChipMemory {
     /** The physical address of device memory byte 0: above any host memory, so no DMA meant for the host lands here. */
     public static final long BASE = 1L << 52;
 
-    private final byte[] bytes;
+    private final int size;
+    /** Made when first written (null: every byte reads zero): most adapters never use their device memory. */
+    private byte[] bytes;
     private final FreeRanges free;
     private final long latencyCycles, bytesPerCycle, periodPicos;
     private final Map<Long, Long> allocated = new HashMap<>();
@@ -45,7 +48,7 @@ public final class OnChipMemory {
     }
 
     OnChipMemory(Config cfg, long periodPicos) {
-        this.bytes = new byte[cfg.sizeBytes()];
+        this.size = cfg.sizeBytes();
         this.free = new FreeRanges(cfg.sizeBytes());
         this.latencyCycles = cfg.accessLatencyCycles();
         this.bytesPerCycle = cfg.bytesPerCycle();
@@ -53,11 +56,11 @@ public final class OnChipMemory {
     }
 
     /** Bytes of device memory (max_dm_size); 0: none. */
-    public long size() { return bytes.length; }
+    public long size() { return size; }
 
     /** Whether {@code [pa, pa + length)} lies in device memory. */
     public boolean holds(long pa, long length) {
-        return pa >= BASE && length >= 0 && pa - BASE <= bytes.length - length;
+        return pa >= BASE && length >= 0 && pa - BASE <= size - length;
     }
 
     /** Picoseconds an access of {@code length} bytes takes: the SRAM's latency, then the datapath's width per cycle. */
@@ -76,7 +79,7 @@ public final class OnChipMemory {
     public boolean release(long offset) {
         Long length = allocated.remove(offset);
         if (length == null) return false;
-        Arrays.fill(bytes, (int) offset, (int) (offset + length), (byte) 0);
+        if (bytes != null) Arrays.fill(bytes, (int) offset, (int) (offset + length), (byte) 0);
         free.give(offset, offset + length);
         return true;
     }
@@ -88,8 +91,16 @@ public final class OnChipMemory {
     public long allocationAt(long offset) { return allocated.getOrDefault(offset, -1L); }
 
     public byte[] read(long offset, int length) {
+        if (bytes == null) {
+            // as the array would: offset within the memory, bytes past its end reading zero
+            Objects.checkIndex(offset, size + 1L);
+            return new byte[length];
+        }
         return Arrays.copyOfRange(bytes, (int) offset, (int) offset + length);
     }
 
-    public void write(long offset, byte[] data) { System.arraycopy(data, 0, bytes, (int) offset, data.length); }
+    public void write(long offset, byte[] data) {
+        if (bytes == null) bytes = new byte[size];
+        System.arraycopy(data, 0, bytes, (int) offset, data.length);
+    }
 }

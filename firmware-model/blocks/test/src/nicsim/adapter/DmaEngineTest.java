@@ -93,6 +93,26 @@ class DmaEngineTest {
     }
 
     @Test
+    void beatsAnywhereInSramComeBackUnchanged() {
+        Bench b = new Bench("cx-gen3x16");
+        int n = 8;
+        // astride a boundary of the model's SRAM storage (256 beats), and the top of SRAM
+        long[] at = {(256 - 3L) * b.beat, b.d.config().sramBytes() - (long) n * b.beat};
+        for (int k = 0; k < at.length; k++) {
+            b.host.add(new HostDesc(0, 0x4000_0000L, at[k], (long) n * b.beat, k));
+            for (int i = 0; i < n; i++) b.pciData.add(b.beat(10 * k + i, 0));
+        }
+        b.run();
+        for (int k = at.length - 1; k >= 0; k--) b.send.add(new LinkDesc(at[k], (long) n * b.beat, 10 + k));
+        b.run();
+        assertEquals(2 * n, b.linkTx.size());
+        for (int k = 0; k < at.length; k++)
+            for (int i = 0; i < n; i++)
+                assertArrayEquals(b.beat(10 * k + i, 0).data(), b.linkTx.get((at.length - 1 - k) * n + i).data(),
+                        "beat " + i + " at " + at[k]);
+    }
+
+    @Test
     void sramToHostWritesConsecutiveAddresses() {
         Bench b = new Bench("lanai72");
         for (int i = 0; i < 4; i++) b.linkRx.add(b.beat(i, i == 3 ? 1 : 0));

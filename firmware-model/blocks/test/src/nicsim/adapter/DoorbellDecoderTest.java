@@ -139,6 +139,24 @@ class DoorbellDecoderTest {
     }
 
     @Test
+    void queuesAcrossTheWholeTableAreKeptApart() {
+        // the table's first and last slots, and both sides of a boundary of the decoder's table storage
+        int n = CFG.tableEntries();
+        long[] owned = {0, 255, 256, n / 2 + 1, n - 1};
+        Bench b = new Bench();
+        for (long q : owned) b.own(q, 4);
+        b.table.add(new QueueTableWrite(0, 256, 4, 0)); // destroyed again
+        b.run();
+        for (long q : owned) b.send(4, q, (int) q);
+        b.send(4, 257, 1).send(4, n / 2 + 2, 1).send(4, n - 2, 1); // never owned, beside owned ones
+        b.run();
+        assertEquals(List.of(DoorbellMsg.send(0, 0), DoorbellMsg.send(255, 255), DoorbellMsg.send(n / 2 + 1, n / 2 + 1),
+                DoorbellMsg.send(n - 1, n - 1)), b.out);
+        assertEquals(List.of(DoorbellError.Code.BAD_QUEUE, DoorbellError.Code.BAD_QUEUE, DoorbellError.Code.BAD_QUEUE,
+                DoorbellError.Code.BAD_QUEUE), b.errors.stream().map(DoorbellError::reason).toList());
+    }
+
+    @Test
     void repeatedDoorbellsCoalesceButTheOfferedHeadStaysStable() {
         Bench b = new Bench().own(0x1, 0).own(0x2, 0);
         b.run();
