@@ -63,6 +63,7 @@ public final class Fabric {
         long sent; // packets it has put on the link: orders its arrivals at the switch
         long downFree; // when its downlink (switch to port) is free: the switch's, written as it takes packets
         final List<FabricSwitch.Arrival> outbox = new ArrayList<>(); // sent while ports run apart, till the exchange
+        Inbox inbox; // while ports run apart: what the exchange schedules for the port (null: scheduled at once)
         /**
          * Whether its link is up ({@link #link}): changed only between the switch's steps (by whoever holds the
          * whole simulation), read by the switch as it takes packets.

@@ -185,6 +185,21 @@ public final class FabricSwitch implements Windows.Exchange {
         takeUntil(windowStart + f.propagation);
     }
 
+    /**
+     * While ports run apart, what the exchange schedules for the ports in {@code part} waits in an inbox, scheduled by
+     * the thread that runs the partition (null: none of its ports in it, or ports not apart).
+     */
+    @Override public Runnable inbox(Simulator part) {
+        if (!apart) return null;
+        Inbox box = null;
+        for (Fabric.PortState port : f.ports)
+            if (port.sim == part) {
+                if (box == null) box = new Inbox(part);
+                port.inbox = box;
+            }
+        return box;
+    }
+
     /** The first window start whose exchange has a packet to act on (across processes: as this copy knows it). */
     @Override public long nextStart() {
         collect();
@@ -269,7 +284,9 @@ public final class FabricSwitch implements Windows.Exchange {
         if (!counts) return; // its credits are due to a port another process runs
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
-        src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+        Runnable credit = () -> f.credit(a);
+        if (src.inbox != null) src.inbox.add(null, freed + f.propagation, credit);
+        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, credit);
     }
 
     /**
@@ -324,10 +341,13 @@ public final class FabricSwitch implements Windows.Exchange {
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole
         Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
                 : p;
-        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY, () -> {
+        Runnable deliver = () -> {
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
-        });
+        };
+        long at = f.cutThroughRx ? headersIn : end + f.propagation;
+        if (dst.inbox != null) dst.inbox.add(dst.downlink, at, deliver);
+        else dst.downlink.schedule(at, Fabric.PRIORITY, deliver);
         return end;
     }
 }

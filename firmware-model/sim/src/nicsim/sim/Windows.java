@@ -33,9 +33,18 @@ public final class Windows implements AutoCloseable {
 
         /** The earliest window start at which {@link #exchange} has something to act on; Long.MAX_VALUE if none. */
         long nextStart();
+
+        /**
+         * What {@link #exchange} leaves for partition {@code part} rather than scheduling it there itself: run on the
+         * thread that runs the partition in each window, before it runs (so the exchange writes no line of another
+         * core's event queue). Null (the default): the exchange schedules in the partition itself. Asked once, as the
+         * windows are set up.
+         */
+        default Runnable inbox(Simulator part) { return null; }
     }
 
     private final List<Simulator> parts;
+    private final Runnable[] inboxes; // by partition: the exchange's inbox for it (null: none)
     private final Exchange exchange;
     private final Peers peers; // null: every partition in this process
     private final long lookahead;
@@ -86,6 +95,8 @@ public final class Windows implements AutoCloseable {
         if (threads < 1) throw new IllegalArgumentException("threads " + threads + " must be >= 1");
         this.parts = List.copyOf(parts);
         this.exchange = exchange;
+        this.inboxes = new Runnable[this.parts.size()];
+        for (int i = 0; i < inboxes.length; i++) inboxes[i] = exchange.inbox(this.parts.get(i));
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
         this.sync = new AtomicLongArray(SHARE + this.threads * PAD);
@@ -169,7 +180,7 @@ public final class Windows implements AutoCloseable {
         windows++;
         backward = !backward;
         if (threads == 1) {
-            for (int i = 0; i < parts.size(); i++) run(parts.get(backward ? parts.size() - 1 - i : i), end);
+            for (int i = 0; i < parts.size(); i++) run(backward ? parts.size() - 1 - i : i, end);
         } else {
             windowEnd = end;
             sync.set(DONE, 0);
@@ -190,7 +201,13 @@ public final class Windows implements AutoCloseable {
         now = end + 1;
     }
 
-    private static void run(Simulator s, long end) { if (end >= s.now()) s.runUntil(end); }
+    /** Partition {@code p}'s part of a window to {@code end}: what the exchange left it, then its events. */
+    private void run(int p, long end) {
+        Runnable in = inboxes[p];
+        if (in != null) in.run();
+        Simulator s = parts.get(p);
+        if (end >= s.now()) s.runUntil(end);
+    }
 
     /**
      * Thread {@code t}'s part of a window: the partitions of its own share in turn (from either end, as
@@ -205,7 +222,7 @@ public final class Windows implements AutoCloseable {
             for (int k = 1; p < 0 && k < threads; k++) p = take(SHARE + (t + k) % threads * PAD, !backward);
             if (p < 0) break;
             try {
-                if (failure == null) run(parts.get(p), windowEnd); // the window's: it cannot end while p is out
+                if (failure == null) run(p, windowEnd); // the window's: it cannot end while p is out
             } catch (Throwable x) {
                 failure = x; // the others are taken but not run; the window ends when every one is counted
             }
