@@ -18,16 +18,25 @@ class WindowsTest {
         final List<List<long[]>> outbox = new ArrayList<>(); // by sender: {time, to, value}
         final List<StringBuilder> log = new ArrayList<>();
         final int failAt; // the partition whose 5th token throws (-1: none)
+        final List<List<Runnable>> inbox = new ArrayList<>(); // by partition: what the exchange left it (inboxes)
+        final Thread[] drainedBy; // by partition: the thread that last emptied its inbox
+        int elsewhere; // events run on another thread than the one that emptied the partition's inbox in the window
+        boolean inboxes; // the exchange leaves tokens in inboxes rather than scheduling them itself
 
         Ring(int n, int failAt) {
             this.failAt = failAt;
+            this.drainedBy = new Thread[n];
             for (int i = 0; i < n; i++) {
                 Simulator s = new Simulator();
                 sims.add(s);
                 outbox.add(new ArrayList<>());
                 log.add(new StringBuilder());
+                inbox.add(new ArrayList<>());
                 int me = i;
-                Runnable tick = () -> log.get(me).append(s.now()).append(' ');
+                Runnable tick = () -> {
+                    log.get(me).append(s.now()).append(' ');
+                    if (inboxes && drainedBy[me] != Thread.currentThread()) elsewhere++;
+                };
                 for (int k = 1; k <= 20; k++) s.schedule(k * 37L * (me + 1), tick);
                 s.schedule(me * 11L, () -> send(me, 1));
             }
@@ -50,10 +59,22 @@ class WindowsTest {
                 for (long[] m : box) {
                     assertTrue(m[0] + LOOKAHEAD >= windowStart, "a token sent at " + m[0] + " ps is late");
                     int to = (int) m[1];
-                    sims.get(to).schedule(m[0] + LOOKAHEAD, () -> receive(to, m[2]));
+                    Runnable token = () -> sims.get(to).schedule(m[0] + LOOKAHEAD, () -> receive(to, m[2]));
+                    if (inboxes) inbox.get(to).add(token);
+                    else token.run();
                 }
                 box.clear();
             }
+        }
+
+        @Override public Runnable inbox(Simulator part) {
+            if (!inboxes) return null;
+            int me = sims.indexOf(part);
+            return () -> {
+                inbox.get(me).forEach(Runnable::run);
+                inbox.get(me).clear();
+                drainedBy[me] = Thread.currentThread();
+            };
         }
 
         @Override public long nextStart() {
@@ -75,6 +96,18 @@ class WindowsTest {
         String one = new Ring(7, -1).run(1);
         assertTrue(one.contains("<40@"), one);
         for (int threads : new int[]{2, 3, 7, 9}) assertEquals(one, new Ring(7, -1).run(threads), threads + " threads");
+    }
+
+    /** An exchange's inboxes: each emptied on the thread that runs its partition, the events the same as without. */
+    @Test
+    void inboxesAreEmptiedByTheThreadThatRunsThePartition() {
+        String direct = new Ring(7, -1).run(1);
+        for (int threads : new int[]{1, 2, 3, 7}) {
+            Ring ring = new Ring(7, -1);
+            ring.inboxes = true;
+            assertEquals(direct, ring.run(threads), threads + " threads");
+            assertEquals(0, ring.elsewhere, threads + " threads: events run on a thread that did not empty the inbox");
+        }
     }
 
     @Test
