@@ -56,6 +56,7 @@ public final class Simulator {
         long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
         Runnable action;
         Lane owner; // the lane it came through, if any
+        Event laneNext; // the lane's event after this one, while both wait in the lane
         Scope scope; // whose it is (null: no one's, never retired)
         boolean cancelled;
         boolean ran; // out of the queue for good: it has run, or was dropped unrun (cancelled, or its scope retired)
@@ -116,7 +117,8 @@ public final class Simulator {
     public long eventsExecuted() { return executed; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
-        for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !gone(e)).count();
+        for (Lane l : lanes)
+            for (Event e = l.head; e != null; e = e.laneNext) if (!gone(e)) n++;
         return n;
     }
 
@@ -181,9 +183,11 @@ public final class Simulator {
      * arriving one after another. Only the lane's first event waits in the kernel's queue; the
      * rest wait in the lane, so a thousand TLPs in flight cost the queue one entry. Each event
      * keeps its place in the global order: a lane changes the kernel's cost, never the run.
+     * The waiting events are chained through themselves (head to tail), so moving the lane on
+     * reads the event just taken and no container: with many nodes, each node's lanes are cold.
      */
     public final class Lane {
-        private final ArrayDeque<Event> waiting = new ArrayDeque<>();
+        private Event head, tail; // the waiting events, head first (head in the kernel's queue); null: none
         private long lastTime = Long.MIN_VALUE;
         private int lastPriority = Integer.MIN_VALUE;
         private final Scope scope = Simulator.this.scope; // its events are its maker's
@@ -199,8 +203,7 @@ public final class Simulator {
             Event e = new Event(atPicos, priority, seq++, action);
             e.owner = this;
             e.scope = scope;
-            if (waiting.isEmpty()) queue.add(e);
-            waiting.add(e);
+            append(e);
             return e;
         }
 
@@ -225,15 +228,26 @@ public final class Simulator {
             Event e = spareEvent(atPicos, priority, action);
             e.owner = this;
             e.scope = scope;
-            if (waiting.isEmpty()) queue.add(e);
-            waiting.add(e);
+            append(e);
+        }
+
+        private void append(Event e) {
+            if (head == null) {
+                head = tail = e;
+                queue.add(e);
+            } else {
+                tail.laneNext = e;
+                tail = e;
+            }
         }
 
         /** The lane's head left the queue: the next one takes its place there. */
         private void advance() {
-            waiting.poll();
-            Event next = waiting.peek();
+            Event next = head.laneNext;
+            head.laneNext = null;
+            head = next;
             if (next != null) queue.add(next);
+            else tail = null;
         }
     }
 
