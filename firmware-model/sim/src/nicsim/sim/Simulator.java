@@ -51,9 +51,10 @@ public final class Simulator {
         static final int TIE_BITS = 52;
         // set when the event is queued; an event that has run may be queued again (see Simulator#reuse)
         long time;
-        int priority;
-        long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
-        long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
+        // the priority, then the tie (which orders events of one time and priority: the insertion sequence, or a
+        // clock domain's rank), packed into one key: (priority << TIE_BITS) | tie; kept packed only, so that an
+        // event is small (with many nodes each node's events are cold at every window)
+        long order;
         Runnable action;
         Lane owner; // the lane it came through, if any
         Event laneNext; // the lane's event after this one, while both wait in the lane
@@ -70,11 +71,13 @@ public final class Simulator {
                         "event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
             if (tie < 0 || tie >= 1L << TIE_BITS)
                 throw new IllegalStateException("event tie " + tie + " outside the packed order");
-            this.time = time; this.priority = priority; this.tie = tie; this.action = action;
+            this.time = time; this.action = action;
             this.order = (long) priority << TIE_BITS | tie;
             return this;
         }
         public long time() { return time; }
+        int priority() { return (int) (order >>> TIE_BITS); }
+        long tie() { return order & (1L << TIE_BITS) - 1; }
         public void cancel() { cancelled = true; }
         public boolean cancelled() { return cancelled; }
     }
@@ -89,8 +92,7 @@ public final class Simulator {
     private boolean coasting = true;
     private long now;
     // where the run stands within the instant {@code now}: the order key of the event running or last run
-    private int atPriority = Integer.MIN_VALUE;
-    private long atTie = Long.MIN_VALUE;
+    private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
@@ -390,8 +392,7 @@ public final class Simulator {
 
     private void run(Event e) {
         now = e.time;
-        atPriority = e.priority;
-        atTie = e.tie;
+        atOrder = e.order;
         executed++;
         e.ran = true;
         Scope before = enter(e.scope);
@@ -424,8 +425,7 @@ public final class Simulator {
      */
     private void passInstant(long t) {
         now = t;
-        atPriority = Integer.MAX_VALUE;
-        atTie = Long.MAX_VALUE;
+        atOrder = Long.MAX_VALUE;
     }
 
     /**
@@ -434,7 +434,7 @@ public final class Simulator {
      * now ticks next on the edge after, as a running clock would have ticked at this instant already.
      */
     boolean edgePassed(int domainRank) {
-        return atPriority > Priority.CLOCK_EDGE || atPriority == Priority.CLOCK_EDGE && atTie >= domainRank;
+        return atOrder >= ((long) Priority.CLOCK_EDGE << Event.TIE_BITS | domainRank);
     }
 
     public void runFor(long picos) { runUntil(Math.addExact(now, picos)); }
