@@ -44,8 +44,13 @@ public final class FabricSwitch implements Windows.Exchange {
         }
     }
 
-    private static final Comparator<Arrival> ORDER = Comparator.comparingLong(Arrival::headAt)
-            .thenComparingInt(Arrival::srcLid).thenComparingLong(Arrival::seq);
+    // (head time, sending port, that port's order), compared in one method: the composed comparator's three
+    // calls through key extractors were a visible share of the switch's time with many ports
+    private static final Comparator<Arrival> ORDER = (a, b) -> {
+        if (a.headAt != b.headAt) return a.headAt < b.headAt ? -1 : 1;
+        if (a.srcLid != b.srcLid) return a.srcLid < b.srcLid ? -1 : 1;
+        return Long.compare(a.seq, b.seq);
+    };
 
     private final Fabric f;
     private final Simulator sim;

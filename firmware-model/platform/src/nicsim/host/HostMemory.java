@@ -33,6 +33,11 @@ public final class HostMemory {
     private int pagesTouched;
     /** Ranges backed from outside, by start address. */
     private final TreeMap<Long, Window> windows = new TreeMap<>();
+    private boolean attached; // windows is not empty: an access that finds it false reads no map
+    // the page last found, by number (-1: none): a run of accesses to one page reads no table, and with
+    // many nodes each node's table lines are cold at every window
+    private long lastNumber = -1;
+    private byte[] lastPage;
     private long version;
     private Runnable onWrite; // told of every write (a cluster's tally of writes to all its hosts)
     // allocation starts above the first MiB so that address 0 is never a valid buffer
@@ -112,17 +117,19 @@ public final class HostMemory {
             throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x overlaps the range at 0x%x",
                     addr, length, below.getKey()));
         windows.put(addr, new Window(addr, length, backing));
+        attached = true;
     }
 
     /** The range attached at {@code addr} is simulated memory again (reading as it was before, or zero). */
     public void detach(long addr) {
         if (windows.remove(addr) == null)
             throw new IllegalArgumentException(String.format("no range attached at 0x%x", addr));
+        attached = !windows.isEmpty();
     }
 
     /** The attached range holding {@code addr}, or null. */
     private Window windowAt(long addr) {
-        if (windows.isEmpty()) return null;
+        if (!attached) return null;
         var e = windows.floorEntry(addr);
         return e != null && e.getValue().end() > addr ? e.getValue() : null;
     }
@@ -199,6 +206,16 @@ public final class HostMemory {
 
     /** Page {@code number}, made if {@code make} and absent (else null). */
     private byte[] page(long number, boolean make) {
+        if (number == lastNumber) return lastPage;
+        byte[] p = findPage(number, make);
+        if (p != null) {
+            lastNumber = number;
+            lastPage = p;
+        }
+        return p;
+    }
+
+    private byte[] findPage(long number, boolean make) {
         long c = number >>> chunkShift;
         if (c >= chunks.length) return farPage(number, make);
         byte[][] chunk = chunks[(int) c];
@@ -226,6 +243,10 @@ public final class HostMemory {
 
     /** Page {@code number} takes no memory again (reads as zero). */
     private void drop(long number) {
+        if (number == lastNumber) {
+            lastNumber = -1;
+            lastPage = null;
+        }
         long c = number >>> chunkShift;
         if (c >= chunks.length) {
             if (farPages.remove(number) != null) pagesTouched--;

@@ -51,11 +51,13 @@ public final class Simulator {
         static final int TIE_BITS = 52;
         // set when the event is queued; an event that has run may be queued again (see Simulator#reuse)
         long time;
-        int priority;
-        long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
-        long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
+        // the priority, then the tie (which orders events of one time and priority: the insertion sequence, or a
+        // clock domain's rank), packed into one key: (priority << TIE_BITS) | tie; kept packed only, so that an
+        // event is small (with many nodes each node's events are cold at every window)
+        long order;
         Runnable action;
         Lane owner; // the lane it came through, if any
+        Event laneNext; // the lane's event after this one, while both wait in the lane
         Scope scope; // whose it is (null: no one's, never retired)
         boolean cancelled;
         boolean ran; // out of the queue for good: it has run, or was dropped unrun (cancelled, or its scope retired)
@@ -69,11 +71,13 @@ public final class Simulator {
                         "event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
             if (tie < 0 || tie >= 1L << TIE_BITS)
                 throw new IllegalStateException("event tie " + tie + " outside the packed order");
-            this.time = time; this.priority = priority; this.tie = tie; this.action = action;
+            this.time = time; this.action = action;
             this.order = (long) priority << TIE_BITS | tie;
             return this;
         }
         public long time() { return time; }
+        int priority() { return (int) (order >>> TIE_BITS); }
+        long tie() { return order & (1L << TIE_BITS) - 1; }
         public void cancel() { cancelled = true; }
         public boolean cancelled() { return cancelled; }
     }
@@ -88,8 +92,7 @@ public final class Simulator {
     private boolean coasting = true;
     private long now;
     // where the run stands within the instant {@code now}: the order key of the event running or last run
-    private int atPriority = Integer.MIN_VALUE;
-    private long atTie = Long.MIN_VALUE;
+    private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
@@ -116,7 +119,8 @@ public final class Simulator {
     public long eventsExecuted() { return executed; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
-        for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !gone(e)).count();
+        for (Lane l : lanes)
+            for (Event e = l.head; e != null; e = e.laneNext) if (!gone(e)) n++;
         return n;
     }
 
@@ -181,9 +185,11 @@ public final class Simulator {
      * arriving one after another. Only the lane's first event waits in the kernel's queue; the
      * rest wait in the lane, so a thousand TLPs in flight cost the queue one entry. Each event
      * keeps its place in the global order: a lane changes the kernel's cost, never the run.
+     * The waiting events are chained through themselves (head to tail), so moving the lane on
+     * reads the event just taken and no container: with many nodes, each node's lanes are cold.
      */
     public final class Lane {
-        private final ArrayDeque<Event> waiting = new ArrayDeque<>();
+        private Event head, tail; // the waiting events, head first (head in the kernel's queue); null: none
         private long lastTime = Long.MIN_VALUE;
         private int lastPriority = Integer.MIN_VALUE;
         private final Scope scope = Simulator.this.scope; // its events are its maker's
@@ -199,8 +205,7 @@ public final class Simulator {
             Event e = new Event(atPicos, priority, seq++, action);
             e.owner = this;
             e.scope = scope;
-            if (waiting.isEmpty()) queue.add(e);
-            waiting.add(e);
+            append(e);
             return e;
         }
 
@@ -225,15 +230,26 @@ public final class Simulator {
             Event e = spareEvent(atPicos, priority, action);
             e.owner = this;
             e.scope = scope;
-            if (waiting.isEmpty()) queue.add(e);
-            waiting.add(e);
+            append(e);
+        }
+
+        private void append(Event e) {
+            if (head == null) {
+                head = tail = e;
+                queue.add(e);
+            } else {
+                tail.laneNext = e;
+                tail = e;
+            }
         }
 
         /** The lane's head left the queue: the next one takes its place there. */
         private void advance() {
-            waiting.poll();
-            Event next = waiting.peek();
+            Event next = head.laneNext;
+            head.laneNext = null;
+            head = next;
             if (next != null) queue.add(next);
+            else tail = null;
         }
     }
 
@@ -376,8 +392,7 @@ public final class Simulator {
 
     private void run(Event e) {
         now = e.time;
-        atPriority = e.priority;
-        atTie = e.tie;
+        atOrder = e.order;
         executed++;
         e.ran = true;
         Scope before = enter(e.scope);
@@ -410,8 +425,7 @@ public final class Simulator {
      */
     private void passInstant(long t) {
         now = t;
-        atPriority = Integer.MAX_VALUE;
-        atTie = Long.MAX_VALUE;
+        atOrder = Long.MAX_VALUE;
     }
 
     /**
@@ -420,7 +434,7 @@ public final class Simulator {
      * now ticks next on the edge after, as a running clock would have ticked at this instant already.
      */
     boolean edgePassed(int domainRank) {
-        return atPriority > Priority.CLOCK_EDGE || atPriority == Priority.CLOCK_EDGE && atTie >= domainRank;
+        return atOrder >= ((long) Priority.CLOCK_EDGE << Event.TIE_BITS | domainRank);
     }
 
     public void runFor(long picos) { runUntil(Math.addExact(now, picos)); }

@@ -51,7 +51,7 @@ class EventHeapTest {
     }
 
     private static String key(Simulator.Event e) {
-        return e.time + " ps priority " + e.priority + " tie " + e.tie;
+        return e.time + " ps priority " + e.priority() + " tie " + e.tie();
     }
 
     /** Many events pending (a thousand nodes' timers), added latest first and earliest first, come out in order. */
