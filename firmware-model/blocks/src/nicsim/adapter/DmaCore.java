@@ -33,6 +33,8 @@ final class DmaCore {
      * every beat there reads blank): payload moved as a copy keeps none, so most of SRAM is never made or touched.
      */
     private final long[][][] sram;
+    // the beats of each page of SRAM that are not blank: a page of none is skipped as one never made
+    private final int[] pageKept;
     private static final int SRAM_PAGE_SHIFT = 8, SRAM_PAGE_MASK = (1 << SRAM_PAGE_SHIFT) - 1;
     private final Counters counters;
     // made when first counted: a dump lists only what happened
@@ -62,6 +64,7 @@ final class DmaCore {
         this.cfg = cfg;
         this.beat = cfg.beatBytes();
         this.sram = new long[(int) ((cfg.sramBytes() / beat + SRAM_PAGE_MASK) >>> SRAM_PAGE_SHIFT)][][];
+        this.pageKept = new int[sram.length];
         this.counters = counters;
         this.doneCounters = new Counters.Counter[DONE_COUNTERS.length];
         this.beatsOut = beatsOut;
@@ -71,7 +74,7 @@ final class DmaCore {
     }
 
     private DmaCore(DmaCore o) {
-        cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters;
+        cfg = o.cfg; beat = o.beat; sram = o.sram; pageKept = o.pageKept; counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
         blankWords = o.blankWords;
@@ -399,6 +402,9 @@ final class DmaCore {
             if (data == null) return;
             page = sram[at >>> SRAM_PAGE_SHIFT] = new long[1 << SRAM_PAGE_SHIFT][];
         }
+        long[] old = page[at & SRAM_PAGE_MASK];
+        if (old == null && data != null) pageKept[at >>> SRAM_PAGE_SHIFT]++;
+        else if (old != null && data == null) pageKept[at >>> SRAM_PAGE_SHIFT]--;
         page[at & SRAM_PAGE_MASK] = data;
     }
 
@@ -406,8 +412,12 @@ final class DmaCore {
     private void clear(int from, int to) {
         while (from < to) {
             int end = Math.min(to, (from | SRAM_PAGE_MASK) + 1);
-            long[][] page = sram[from >>> SRAM_PAGE_SHIFT];
-            if (page != null) Arrays.fill(page, from & SRAM_PAGE_MASK, ((end - 1) & SRAM_PAGE_MASK) + 1, null);
+            int p = from >>> SRAM_PAGE_SHIFT;
+            long[][] page = sram[p];
+            if (page != null && pageKept[p] > 0) {
+                for (int at = from & SRAM_PAGE_MASK, stop = ((end - 1) & SRAM_PAGE_MASK) + 1; at < stop; at++)
+                    if (page[at] != null) { page[at] = null; pageKept[p]--; }
+            }
             from = end;
         }
     }
@@ -431,7 +441,7 @@ final class DmaCore {
         if (!dry) { clear(from, from + n); return; }
         for (int at = from; at < from + n; at++) {
             long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
-            if (page == null) at |= SRAM_PAGE_MASK; // a page never made: all blank
+            if (page == null || pageKept[at >>> SRAM_PAGE_SHIFT] == 0) at |= SRAM_PAGE_MASK; // all blank
             else if (page[at & SRAM_PAGE_MASK] != null) log(at, null);
         }
     }
