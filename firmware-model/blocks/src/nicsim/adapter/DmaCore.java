@@ -74,7 +74,8 @@ final class DmaCore {
     }
 
     private DmaCore(DmaCore o) {
-        cfg = o.cfg; beat = o.beat; sram = o.sram; pageKept = o.pageKept; counters = o.counters; doneCounters = o.doneCounters;
+        cfg = o.cfg; beat = o.beat; sram = o.sram; pageKept = o.pageKept;
+        counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
         blankWords = o.blankWords;
