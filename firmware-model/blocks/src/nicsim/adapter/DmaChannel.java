@@ -108,8 +108,7 @@ class DmaChannel implements Clocked {
                 }
                 for (int b = 0; b < j.span; b += beat) {
                     long[] words;
-                    if (!j.carry) words = blank;
-                    else if (b >= j.skew && b + beat <= j.skew + j.length)
+                    if (b >= j.skew && b + beat <= j.skew + j.length)
                         words = toWords(j.data, j.dataOff + b - j.skew);
                     else { // zero padded
                         Arrays.fill(edgeBeat, (byte) 0);
@@ -117,9 +116,7 @@ class DmaChannel implements Clocked {
                         System.arraycopy(j.data, j.dataOff + from - j.skew, edgeBeat, from - b, to - from);
                         words = toWords(edgeBeat, 0);
                     }
-                    long in = j.arrival == null ? Long.MIN_VALUE
-                            : j.arrival.by(Math.min(j.length, b + beat - j.skew));
-                    rx.add(words, b + beat == j.span ? 1 : 0, in);
+                    rx.add(words, b + beat == j.span ? 1 : 0, beatIn(j, b));
                 }
             } else hostQ.addLast(j);
         }
@@ -131,10 +128,14 @@ class DmaChannel implements Clocked {
     private void blankWrite(Job j) {
         int n = (j.span + beat - 1) / beat;
         if (ins.length < n) ins = new long[Math.max(n, 2 * ins.length)];
-        for (int i = 0, b = 0; i < n; i++, b += beat)
-            ins[i] = j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew));
+        for (int i = 0, b = 0; i < n; i++, b += beat) ins[i] = beatIn(j, b);
         rx.add(null, 0, ins, n - 1);
         rx.add(blank, n * beat == j.span ? 1 : 0, ins[n - 1]);
+    }
+
+    /** When the beat at byte {@code b} of write {@code j}'s span is in from the link: once its last byte is. */
+    private long beatIn(Job j, int b) {
+        return j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew));
     }
 
     /**
