@@ -28,11 +28,7 @@ final class TimeQueue {
             times[head + size++] = t;
             return;
         }
-        int lo = head, hi = head + size; // binary search for t's place in times[lo .. hi)
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (times[mid] < t) lo = mid + 1; else hi = mid;
-        }
+        int lo = firstAbove(t - 1); // t's place: the first time held not before it (times are never Long.MIN_VALUE)
         if (times[lo] == t) return; // lo < head + size: the last is not before t
         if (head + size == times.length) {
             lo -= head;
@@ -45,12 +41,18 @@ final class TimeQueue {
 
     /** The earliest time held after {@code t} (Long.MAX_VALUE: none). */
     long firstAfter(long t) {
-        int lo = head, hi = head + size; // binary search for the first time > t in times[lo .. hi)
+        int i = firstAbove(t);
+        return i < head + size ? times[i] : Long.MAX_VALUE;
+    }
+
+    /** The index of the first time held after {@code t} (head + size: none), by binary search. */
+    private int firstAbove(long t) {
+        int lo = head, hi = head + size;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             if (times[mid] <= t) lo = mid + 1; else hi = mid;
         }
-        return lo < head + size ? times[lo] : Long.MAX_VALUE;
+        return lo;
     }
 
     /** Room after the last: the times move to the front, or to an array twice as long if over half full. */
