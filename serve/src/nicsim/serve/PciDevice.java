@@ -462,9 +462,13 @@ final class PciDevice implements AutoCloseable {
     List<String> newViolations() {
         List<String> out = new ArrayList<>(refusedWrites);
         refusedWrites.clear();
-        for (int n = host.adapter.errorCount(); problemsTold < n; problemsTold++)
-            out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
-                    host.adapter.errors().get(problemsTold)));
+        int n = host.adapter.errorCount();
+        if (problemsTold < n) { // errors() copies the adapter's whole list: once, not once a problem
+            List<Object> problems = host.adapter.errors();
+            for (; problemsTold < n; problemsTold++)
+                out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
+                        problems.get(problemsTold)));
+        }
         if (user != null) {
             out.addAll(user.takeRefusals()); // its own commands only: the kernel's and others' are theirs
         } else {
