@@ -457,17 +457,26 @@ final class PciDevice implements AutoCloseable {
     /**
      * What the device found wrong since last asked, each with its simulated time: the driver's refused
      * writes, the adapter's reports (a doorbell for no queue, a malformed WQE or command, a CQE it
-     * could not write...), and requests that hit nothing on the bus.
+     * could not write...; the same report over and over is one line with its count), and requests that
+     * hit nothing on the bus.
      */
     List<String> newViolations() {
         List<String> out = new ArrayList<>(refusedWrites);
         refusedWrites.clear();
-        int n = host.adapter.errorCount();
+        int n = host.adapter.errorCount(), repeats = 0;
         if (problemsTold < n) { // errors() copies the adapter's whole list: once, not once a problem
             List<Object> problems = host.adapter.errors();
-            for (; problemsTold < n; problemsTold++)
-                out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
-                        problems.get(problemsTold)));
+            while (problemsTold < n) { // a run of one report (a CQ's dropped completions, say) is one line
+                String what = problems.get(problemsTold).toString();
+                int last = problemsTold;
+                while (last + 1 < n && problems.get(last + 1).toString().equals(what)) last++;
+                String line = String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)), what);
+                if (last > problemsTold) line += String.format(" (%d times in a row, the last at %.3f us)",
+                        last - problemsTold + 1, us(host.adapter.errorTime(last)));
+                out.add(line);
+                repeats += last - problemsTold;
+                problemsTold = last + 1;
+            }
         }
         if (user != null) {
             out.addAll(user.takeRefusals()); // its own commands only: the kernel's and others' are theirs
@@ -482,7 +491,7 @@ final class PciDevice implements AutoCloseable {
                     u.address(), u.kind().startsWith("DMA") ? "not memory the driver mapped (an IOMMU fault)"
                             : "nothing answers there (an unsupported request)"));
         }
-        violations += out.size();
+        violations += out.size() + repeats;
         return out;
     }
 
@@ -552,7 +561,7 @@ final class PciDevice implements AutoCloseable {
         StringBuilder b = new StringBuilder(String.format("%d requests, %d MMIO writes, %d MMIO reads, %d interrupts, "
                 + "%d DMA maps left", requests, mmioWrites, mmioReads, interruptsRaised, maps.size()));
         int refused = host.firmware.commandErrors() - errorsAtOpen + errorsBeforeReset;
-        if (violations > 0) b.append("; ").append(violations).append(" violations (the log has each)");
+        if (violations > 0) b.append("; ").append(violations).append(" violations (the log tells each)");
         if (refused > 0)
             b.append("; the adapter refused ").append(refused).append(" malformed commands or register writes");
         if (droppedWhileResetting > 0)

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * flushed against a producer counter of 0 completes some 65,000 WQEs into a CQ whose consumer index reads 0, and
  * every completion after the overrun is a violation. ChaosTest (seed 57, iteration 11, a C rping killed in setup)
  * saw serve still hold the program 30 s after it died: closing its user context told those violations, each with a
- * fresh copy of the adapter's whole list of problems, while the ends of its other connections waited behind.
+ * fresh copy of the adapter's whole list of problems, while the ends of its other connections waited behind; and
+ * the log had a line for each.
  */
 class ViolationFloodTest {
     static final int PROBLEMS = 200_000;
@@ -49,7 +50,9 @@ class ViolationFloodTest {
         assertEquals(List.of(p[0]), left, "its program is told once that a function of it closed");
         assertTrue(p[0].detached(), "nothing of it is left attached");
         assertTrue(text.contains("the device reports at 0.000 us: CQ 0x2 overrun"), text);
-        assertTrue(text.contains("CQ 0x2 a completion dropped"), text);
+        assertTrue(text.contains("CQ 0x2 a completion dropped: the CQ is in error (" + (PROBLEMS - 1)
+                + " times in a row, the last at 0.000 us)"), text);
+        assertEquals(2, text.lines().filter(l -> l.contains("the device reports")).count(), "a line a run:\n" + text);
         assertTrue(text.contains(PROBLEMS + " violations"), "the summary counts each: " + text);
     }
 
