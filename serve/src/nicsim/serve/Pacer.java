@@ -191,6 +191,11 @@ final class Pacer {
         /** Not recorded: the run wrote an event to a program's file or into a spinner's memory ({@link #advance}). */
         boolean woke;
         long until, steps, from, to, atTo;
+        /**
+         * Not recorded: the events a replay of this look stepped, {@code steps} again on the model it was recorded on
+         * (a model that coasts where another steps through its edges takes fewer).
+         */
+        long replayed;
 
         /** What {@code stop} says, for a replay's message. */
         static String stopped(int stop) {
@@ -290,46 +295,42 @@ final class Pacer {
 
     /**
      * Replaying, moves time as recorded look {@code recorded} did: every event before its {@code to}, then those at
-     * {@code to} as far as its end ({@link Step}); whether the recorded look moved. A model that behaves otherwise
-     * stops elsewhere (a program able to go on sooner, or time short of {@code to}), which the replay names.
+     * {@code to} as far as its end ({@link Step}), a program able to go on stopping it as it stopped the run; whether
+     * the recorded look moved. A model that behaves otherwise stops elsewhere (short of {@code to}, a program able to
+     * go on sooner or not at all): the replay leaves the recording there, saying how.
      */
     private boolean rerun(Collection<Program> programs, Step step, Step recorded) {
-        long cmEvents = cm.written, to = recorded.to;
+        long cmEvents = cm.written, to = recorded.to, atTo = 0;
         Watch watch = new Watch(programs, Map.of());
         long events = watch.eventsWritten();
         step.from = world.now();
         watch.holdMemory(true);
+        String elsewhere;
         try {
-            boolean woke = recorded.stop == Step.WOKE;
-            while (world.sim.nextEventTime() < to && !(woke && wakes(watch, cmEvents, events))) stepOnce(step);
-            if (world.now() == to || world.sim.nextEventTime() == to) {
-                switch (recorded.stop) {
-                    case Step.WOKE -> {
-                        while (!wakes(watch, cmEvents, events) && world.sim.nextEventTime() == to) stepOnce(step);
-                    }
-                    case Step.YIELD -> {
-                        for (long n = 0; n < recorded.atTo && world.sim.nextEventTime() == to; n++) stepOnce(step);
-                    }
-                    default -> { // TIME, THREW: every event at to (THREW: until one throws)
-                        while (world.sim.nextEventTime() == to) stepOnce(step);
-                    }
-                }
+            boolean woke;
+            while (!(woke = wakes(watch, cmEvents, events))) {
+                long next = world.sim.nextEventTime();
+                if (next > to || next == to && recorded.stop == Step.YIELD && atTo == recorded.atTo) break;
+                if (next == to) atTo++;
+                step.steps++;
+                world.sim.step(); // THREW: an event at to throws, as it did
+                cm.service();
             }
-            return recorded.steps > 0;
+            // (a yield's count of events at to is its model's: another may take more or fewer there)
+            if (world.now() != to)
+                elsewhere = (woke ? "a program could go on at " : "time stopped at ") + world.now() + " ps";
+            else if (recorded.stop != Step.YIELD && woke != (recorded.stop == Step.WOKE))
+                elsewhere = woke ? "a program could go on before every event at " + to + " ps had run"
+                        : "no program could go on";
+            else elsewhere = null;
         } finally {
             step.to = world.now();
+            recorded.replayed = step.steps;
             watch.holdMemory(false);
         }
-    }
-
-    /** One event replayed, counted in {@code step} as {@link #run} counts it. */
-    private void stepOnce(Step step) {
-        long at = world.now();
-        step.steps++;
-        world.sim.step();
-        if (world.now() != at) step.atTo = 0;
-        step.atTo++;
-        cm.service();
+        if (elsewhere != null) throw new Replay.Diverged("time moved from " + recorded.from + " ps to " + to
+                + " ps in the recording, stopping " + Step.stopped(recorded.stop) + "; in the replay " + elsewhere);
+        return recorded.steps > 0;
     }
 
     /**

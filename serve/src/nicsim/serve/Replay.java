@@ -61,6 +61,8 @@ public final class Replay implements ProcMemory.Tap {
     private long request;
     private String lastRequest = "before the first request";
     private long answers, differing, writes, writesDiffering;
+    /** Looks at the programs whose replay stepped another number of events than recorded. */
+    private long otherEvents;
     private String firstDifference;
     /** replay --beat-by-beat: the DMA channels' clocks do not coast. */
     private boolean beatByBeat;
@@ -88,10 +90,11 @@ public final class Replay implements ProcMemory.Tap {
     /**
      * What a replay found: requests replayed, answers compared, how many differed and the first; where it left the
      * recording (null: it did not); whether the recording was whole (serve closed it) or ends early; the simulator
-     * events it ran (as many as the run's only on the model it was recorded on).
+     * events it ran, and the looks at the programs that took another number of them than recorded (0 on the model
+     * the run was recorded on; time moves to the same points however many there are).
      */
     public record Result(long requests, long answers, long differing, String firstDifference, String diverged,
-            boolean whole, long events) {
+            boolean whole, long events, long looksOfOtherEvents) {
         public boolean same() { return differing == 0 && diverged == null; }
     }
 
@@ -168,7 +171,8 @@ public final class Replay implements ProcMemory.Tap {
                 differing == 0 ? "each as recorded" : differing + " differ from the recording (first: "
                         + firstDifference + ")", writes,
                 writesDiffering == 0 ? "" : ", " + writesDiffering + " differ");
-        return new Result(request, answers, differing, firstDifference, diverged, whole, world.sim.eventsExecuted());
+        return new Result(request, answers, differing, firstDifference, diverged, whole, world.sim.eventsExecuted(),
+                otherEvents);
     }
 
     private void loop(World world) throws IOException {
@@ -220,6 +224,7 @@ public final class Replay implements ProcMemory.Tap {
         s.stop = in.readUnsignedByte();
         s.atTo = in.readLong();
         boolean threw = server.replayStep(s);
+        if (s.kind == Pacer.Step.RUN && s.replayed != s.steps) otherEvents++;
         if (threw != s.threw) throw new Diverged("time moved from " + s.from + " ps " + (s.threw
                 ? "to a fault in the recording, without one in the replay" : "without a fault in the recording, to "
                 + "one in the replay") + " at " + world.now() + " ps");
