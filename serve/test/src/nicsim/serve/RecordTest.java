@@ -28,8 +28,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * recorded, then replayed without the programs, to the same answers, the same log lines and the same summary with
  * its counters, byte for byte, twice, and once more with the DMA channels beat by beat (more events, the same run);
  * a run whose node 0 adapter faults mid-pingpong (CqeWriter.injectFault) replays to the same fault at the same
- * simulated time, either way; a recorded rstream run (issue 57's rsockets fault) kept as a test resource replays as it ran, beat
- * by beat too; a recording of an earlier version is refused, naming it.
+ * simulated time, either way; a recorded rstream run (issue 57's rsockets fault) kept as a test resource replays as
+ * it ran, beat by beat too; a recording of an earlier version is refused, naming it.
  */
 class RecordTest {
     private Served served;
