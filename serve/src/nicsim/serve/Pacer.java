@@ -144,27 +144,27 @@ final class Pacer {
             step.until = horizon - 1;
             step.owed = true;
         }
-        go(programs, step, spinners, answer, interrupted, -1);
+        go(programs, step, spinners, answer, interrupted, null);
         if (DEBUG) cm.log.println("PACE " + wallClock() + " ran " + (step.to - step.from) + " ps in " + step.steps
                 + " events, " + (System.nanoTime() - now) / 1000 + " us of wall time");
     }
 
     /**
-     * Time moves (a RUN): as far as {@link #run} lets it, or, replaying, by {@code replaySteps} events (-1: not
-     * replaying); then the open verbs are answered.
+     * Time moves (a RUN): as far as {@link #run} lets it, or, replaying, as recorded look {@code recorded} moved it
+     * (null: not replaying); then the open verbs are answered.
      */
     private void go(Collection<Program> programs, Step step, Map<Program, Long> spinners, Consumer<Boolean> answer,
-            BooleanSupplier interrupted, long replaySteps) {
+            BooleanSupplier interrupted, Step recorded) {
         // writes the drivers posted in shared memory land now, as their sockets' would have before time moves
         for (Program p : programs) for (PciDevice d : p.devices.values()) d.drainPosted();
-        if (run(programs, spinners, step, interrupted, replaySteps)) {
+        if (recorded == null ? run(programs, spinners, step, interrupted) : rerun(programs, step, recorded)) {
             advances++;
             if (step.graced) graceAdvances++;
             if (step.away) awayAdvances++;
         }
         // nothing left to do short of a REQ timeout whose answer is owed: as idle, so that open polls come back empty
         // and their threads go on to the answer (replaying, as recorded)
-        if (replaySteps < 0) step.held = step.owed && world.sim.nextEventTime() > step.until;
+        if (recorded == null) step.held = step.owed && world.sim.nextEventTime() > step.until;
         answer.accept(step.quiet && (world.sim.idle() || step.held));
     }
 
@@ -175,20 +175,47 @@ final class Pacer {
      * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved); whether it stopped
      * short of a REQ timeout whose answer a program owes ({@code owed}), with nothing left to do before it ({@code
      * held}: open polls are answered empty, as when the simulation is idle).
+     *
+     * <p>A RUN's end, for a replay that moves time as far without counting events (a model that coasts where
+     * another steps through an edge runs the same events at other counts): why it stopped ({@code stop}) and how many
+     * of the events at {@code to} it had run ({@code atTo}). WOKE: a program could go on (checked before each event),
+     * so the replay runs the events at {@code to} until one can; TIME: the next event lay beyond where the look
+     * could go, or none was left, so every event up to {@code to} had run; YIELD: wall time ran out, or a request
+     * came, after {@code atTo} events at {@code to}; THREW: an event at {@code to} threw.
      */
     static final class Step {
         static final int HELD = 0, CLOCK = 1, RUN = 2, CUT = 3;
-        int kind = HELD;
+        static final int WOKE = 0, TIME = 1, YIELD = 2, THREW = 3;
+        int kind = HELD, stop = THREW;
         boolean quiet, graced, away, threw, owed, held;
         /** Not recorded: the run wrote an event to a program's file or into a spinner's memory ({@link #advance}). */
         boolean woke;
-        long until, steps, from, to;
+        long until, steps, from, to, atTo;
+        /**
+         * Not recorded: the events a replay of this look stepped, {@code steps} again on the model it was recorded on
+         * (a model that coasts where another steps through its edges takes fewer).
+         */
+        long replayed;
+
+        /** What {@code stop} says, for a replay's message. */
+        static String stopped(int stop) {
+            return switch (stop) {
+                case WOKE -> "where a program could go on";
+                case TIME -> "once every event up to then had run";
+                case YIELD -> "as a request came or its wall time ran out";
+                case THREW -> "at a fault";
+                default -> "for reason " + stop;
+            };
+        }
     }
 
     /** serve --record: told of each look at the programs (null: not recording). */
     Recorder recorder;
 
-    /** Does recorded look {@code step} again: the same answers, the same events stepped, the same counters. */
+    /**
+     * Does recorded look {@code step} again: the same answers, time moved to the same point (not by the same number
+     * of events: {@link Step}), the same counters.
+     */
     void replay(Step step, Collection<Program> programs, Consumer<Boolean> answer) {
         answer.accept(false);
         if (step.kind == Step.HELD) return;
@@ -205,45 +232,50 @@ final class Pacer {
         again.graced = step.graced;
         again.away = step.away;
         again.held = step.held;
-        go(programs, again, Map.of(), answer, () -> false, step.steps);
+        go(programs, again, Map.of(), answer, () -> false, step);
     }
 
     /**
-     * Steps the simulation until a program can go on, {@code step.until} (simulated), or the run must yield, or
-     * exactly {@code replaySteps} events when replaying; whether it moved. Counts the steps and the time in
-     * {@code step}.
+     * Steps the simulation until a program can go on, {@code step.until} (simulated), or the run must yield; whether
+     * it moved. Counts the steps and the time in {@code step}, and says where and why it stopped ({@link Step}).
      */
     private boolean run(Collection<Program> programs, Map<Program, Long> spinners, Step step,
-            BooleanSupplier interrupted, long replaySteps) {
+            BooleanSupplier interrupted) {
         long wall0 = System.nanoTime(), cmEvents = cm.written;
         Watch watch = new Watch(programs, spinners);
         long events = watch.eventsWritten();
         step.from = world.now();
         watch.holdMemory(true);
         try {
-            if (replaySteps >= 0) {
-                while (step.steps < replaySteps) {
-                    step.steps++;
-                    world.sim.step();
-                    cm.service();
-                }
-                return step.steps > 0;
-            }
             // an event written to a program's file (a C driver's CQ event) lets it go on at once; a write into a
             // spinner's memory, once no other follows within SPIN_BURST_PICOS
-            long written = watch.spinnerWritesAtLook(), burstEnds = Long.MAX_VALUE;
+            long written = watch.spinnerWritesAtLook(), burstEnds = Long.MAX_VALUE, at = step.from;
             for (int n = 1; ; n++) {
                 long w = watch.spinnerWrites();
                 if (w != written) {
                     written = w;
                     burstEnds = world.now() + SPIN_BURST_PICOS;
                 }
-                if (cm.written != cmEvents || watch.eventsWritten() != events || watch.canGoOn() || world.sim.idle()
-                        || world.sim.nextEventTime() > Math.min(step.until, burstEnds)) break;
+                if (wakes(watch, cmEvents, events)) {
+                    step.stop = Step.WOKE;
+                    break;
+                }
+                if (world.sim.idle() || world.sim.nextEventTime() > Math.min(step.until, burstEnds)) {
+                    step.stop = Step.TIME;
+                    break;
+                }
                 step.steps++;
                 world.sim.step();
+                if (world.now() != at) {
+                    at = world.now();
+                    step.atTo = 0;
+                }
+                step.atTo++;
                 cm.service();
-                if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
+                if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) {
+                    step.stop = Step.YIELD;
+                    break;
+                }
             }
             step.woke = cm.written != cmEvents || watch.eventsWritten() != events
                     || watch.spinnerWrites() != watch.spinnerWritesAtLook();
@@ -254,6 +286,51 @@ final class Pacer {
                 cm.log.println("PACE ran " + step.from + " -> " + step.to + " ps in " + step.steps + " events");
             watch.holdMemory(false); // what the adapter wrote is in the programs' memory before any goes on
         }
+    }
+
+    /** Whether a program can go on: an RDMA CM event or one in its files written since the run began, or its wait. */
+    private boolean wakes(Watch watch, long cmEvents, long events) {
+        return cm.written != cmEvents || watch.eventsWritten() != events || watch.canGoOn();
+    }
+
+    /**
+     * Replaying, moves time as recorded look {@code recorded} did: every event before its {@code to}, then those at
+     * {@code to} as far as its end ({@link Step}), a program able to go on stopping it as it stopped the run; whether
+     * the recorded look moved. A model that behaves otherwise stops elsewhere (short of {@code to}, a program able to
+     * go on sooner or not at all): the replay leaves the recording there, saying how.
+     */
+    private boolean rerun(Collection<Program> programs, Step step, Step recorded) {
+        long cmEvents = cm.written, to = recorded.to, atTo = 0;
+        Watch watch = new Watch(programs, Map.of());
+        long events = watch.eventsWritten();
+        step.from = world.now();
+        watch.holdMemory(true);
+        String elsewhere;
+        try {
+            boolean woke;
+            while (!(woke = wakes(watch, cmEvents, events))) {
+                long next = world.sim.nextEventTime();
+                if (next > to || next == to && recorded.stop == Step.YIELD && atTo == recorded.atTo) break;
+                if (next == to) atTo++;
+                step.steps++;
+                world.sim.step(); // THREW: an event at to throws, as it did
+                cm.service();
+            }
+            // (a yield's count of events at to is its model's: another may take more or fewer there)
+            if (world.now() != to)
+                elsewhere = (woke ? "a program could go on at " : "time stopped at ") + world.now() + " ps";
+            else if (recorded.stop != Step.YIELD && woke != (recorded.stop == Step.WOKE))
+                elsewhere = woke ? "a program could go on before every event at " + to + " ps had run"
+                        : "no program could go on";
+            else elsewhere = null;
+        } finally {
+            step.to = world.now();
+            recorded.replayed = step.steps;
+            watch.holdMemory(false);
+        }
+        if (elsewhere != null) throw new Replay.Diverged("time moved from " + recorded.from + " ps to " + to
+                + " ps in the recording, stopping " + Step.stopped(recorded.stop) + "; in the replay " + elsewhere);
+        return recorded.steps > 0;
     }
 
     /**

@@ -20,18 +20,23 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 /**
  * serve --record: keeps, in the order the simulator's thread met them, everything a replay needs to do the run
  * again without its programs ({@link Replay}): each request (its connection, op and bytes, at the simulated time it
- * was served), each look at the programs that let simulated time move (how many events it stepped, from when to
- * when), every access of the adapter to a program's memory that reached the kernel (a read's bytes, a write's
- * length and CRC-32, the mappings read, the kernel's refusals), each write a C driver posted in its shared ring,
- * and the length and CRC-32 of every message sent (for {@code replay --compare}). Gzip-compressed, after a header
- * naming the version and the World's options.
+ * was served), each look at the programs that let simulated time move (from when to when, where among the events at
+ * its end it stopped, and how many events it stepped), every access of the adapter to a program's memory that reached
+ * the kernel (a read's bytes, a write's length and CRC-32, the mappings read, the kernel's refusals), each write a C
+ * driver posted in its shared ring, and the length and CRC-32 of every message sent (for {@code replay --compare}).
+ * Gzip-compressed, after a header naming the version and the World's options.
  *
- * <p>The entries of a look at the programs are written after the look (the number of events stepped is known
- * only then), so they wait in a buffer meanwhile; a replay reads them in that order too.
+ * <p>The entries of a look at the programs are written after the look (where time stopped is known only then), so
+ * they wait in a buffer meanwhile; a replay reads them in that order too.
  */
 public final class Recorder implements ProcMemory.Tap, AutoCloseable {
+    /**
+     * The recording's version: 3 replays a look by simulated time (to its end, {@link Pacer.Step}); 2 replayed it by
+     * its number of events, which a model that steps fewer events for the same run (a coasting clock) broke.
+     */
+    static final int VERSION = 3;
     /** The first line of every recording. */
-    static final String MAGIC = "nicsim-record 2";
+    static final String MAGIC = "nicsim-record " + VERSION;
     /** Entry tags. */
     static final int REQUEST = 'Q', STEP = 'S', OPENED = 'O', MOVED = 'M', MAPS = 'P', ANSWER = 'A', CLOSING = 'C',
             END = 'Z', RING = 'R', POSTED = 'W', DRAINED = 'w';
@@ -133,6 +138,8 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
             main.writeLong(s.steps);
             main.writeLong(s.from);
             main.writeLong(s.to);
+            main.writeByte(s.stop);
+            main.writeLong(s.atTo);
             held.writeTo(main);
             held.reset();
         } catch (IOException e) {

@@ -18,6 +18,7 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.serve.Transport.Connection;
+import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
@@ -25,8 +26,9 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
 /**
  * nicsim replay: does a run that serve --record kept ({@link Recorder}) again, without its programs. The same World
  * is made from the header; each recorded request is served at its point, each look at the programs is done again
- * (the same answers handed out, the same number of events stepped), the programs' memory is read from the recording
- * and what the adapter writes there is checked against the recorded CRC-32. The log gets what serve's got (the
+ * (the same answers handed out, time moved to the same point: not by the number of events, which a model that
+ * coasts where another steps changes, {@link Pacer.Step}), the programs' memory is read from the recording and what
+ * the adapter writes there is checked against the recorded CRC-32. The log gets what serve's got (the
  * programs attaching, faults with their simulated time, violations) and the summary with its counters.
  *
  * <p>A replay that leaves the recording (the next access the model makes is not the one recorded) cannot go on:
@@ -59,7 +61,11 @@ public final class Replay implements ProcMemory.Tap {
     private long request;
     private String lastRequest = "before the first request";
     private long answers, differing, writes, writesDiffering;
+    /** Looks at the programs whose replay stepped another number of events than recorded. */
+    private long otherEvents;
     private String firstDifference;
+    /** replay --beat-by-beat: the DMA channels' clocks do not coast. */
+    private boolean beatByBeat;
 
     private Replay(Path file, PrintStream log) throws IOException {
         this.file = file;
@@ -68,6 +74,10 @@ public final class Replay implements ProcMemory.Tap {
         in = new DataInputStream(new BufferedInputStream(new GzipCompressorInputStream(
                 new BufferedInputStream(Files.newInputStream(file)))));
         String magic = in.readUTF();
+        if (magic.startsWith("nicsim-record ") && !magic.equals(Recorder.MAGIC))
+            throw new IllegalArgumentException("replay: " + file + " is a recording of version "
+                    + magic.substring("nicsim-record ".length()) + "; this nicsim replays version " + Recorder.VERSION
+                    + " only (record the run again with it)");
         if (!magic.equals(Recorder.MAGIC))
             throw new IllegalArgumentException("replay: " + file + " is not a nicsim recording (it begins '" + magic
                     + "', not '" + Recorder.MAGIC + "')");
@@ -77,13 +87,14 @@ public final class Replay implements ProcMemory.Tap {
                 header.put(line.substring(0, line.indexOf('=')), line.substring(line.indexOf('=') + 1));
     }
 
-    /** What a replay found: whether every answer and memory write was as recorded, and the first that was not. */
     /**
      * What a replay found: requests replayed, answers compared, how many differed and the first; where it left the
-     * recording (null: it did not); whether the recording was whole (serve closed it) or ends early.
+     * recording (null: it did not); whether the recording was whole (serve closed it) or ends early; the simulator
+     * events it ran, and the looks at the programs that took another number of them than recorded (0 on the model
+     * the run was recorded on; time moves to the same points however many there are).
      */
     public record Result(long requests, long answers, long differing, String firstDifference, String diverged,
-            boolean whole) {
+            boolean whole, long events, long looksOfOtherEvents) {
         public boolean same() { return differing == 0 && diverged == null; }
     }
 
@@ -92,7 +103,16 @@ public final class Replay implements ProcMemory.Tap {
      * recording that cannot be replayed (no such file, not a recording) throws IllegalArgumentException naming it.
      */
     public static Result run(Path file, PrintStream log) throws IOException {
+        return run(file, log, false);
+    }
+
+    /**
+     * As {@link #run(Path, PrintStream)}, with {@code beatByBeat}: every edge of the DMA channels' clocks through the
+     * blocks' wires (run --beat-by-beat), where the recording was made coasting: more events, the same run.
+     */
+    public static Result run(Path file, PrintStream log, boolean beatByBeat) throws IOException {
         Replay r = new Replay(file, log);
+        r.beatByBeat = beatByBeat;
         return r.replay();
     }
 
@@ -115,6 +135,7 @@ public final class Replay implements ProcMemory.Tap {
         }
         World w = new World(Integer.parseInt(option("nodes")), p, Long.parseLong(option("seed")),
                 Faults.parse(option("faults")));
+        for (Simulator s : w.partitions()) s.coasting(!beatByBeat);
         String inject = header.get("inject-cqe-fault"); // NODE:AFTER:WHY, a test's fault inside an adapter
         if (inject != null) {
             String[] f = inject.split(":", 3);
@@ -150,7 +171,8 @@ public final class Replay implements ProcMemory.Tap {
                 differing == 0 ? "each as recorded" : differing + " differ from the recording (first: "
                         + firstDifference + ")", writes,
                 writesDiffering == 0 ? "" : ", " + writesDiffering + " differ");
-        return new Result(request, answers, differing, firstDifference, diverged, whole);
+        return new Result(request, answers, differing, firstDifference, diverged, whole, world.sim.eventsExecuted(),
+                otherEvents);
     }
 
     private void loop(World world) throws IOException {
@@ -199,13 +221,16 @@ public final class Replay implements ProcMemory.Tap {
         s.steps = in.readLong();
         s.from = in.readLong();
         s.to = in.readLong();
+        s.stop = in.readUnsignedByte();
+        s.atTo = in.readLong();
         boolean threw = server.replayStep(s);
+        if (s.kind == Pacer.Step.RUN && s.replayed != s.steps) otherEvents++;
         if (threw != s.threw) throw new Diverged("time moved from " + s.from + " ps " + (s.threw
                 ? "to a fault in the recording, without one in the replay" : "without a fault in the recording, to "
                 + "one in the replay") + " at " + world.now() + " ps");
         if (s.kind == Pacer.Step.RUN && world.now() != s.to)
-            throw new Diverged(s.steps + " events from " + s.from + " ps took the recording to " + s.to
-                    + " ps, the replay to " + world.now() + " ps");
+            throw new Diverged("time moved from " + s.from + " ps to " + s.to + " ps in the recording, stopping "
+                    + Pacer.Step.stopped(s.stop) + ", to " + world.now() + " ps in the replay");
     }
 
     private void expect(int tag, String what) throws IOException {

@@ -20,8 +20,12 @@ final class ReplayCommand implements Callable<Integer> {
             + "memory, differs from the recorded one, naming the first")
     boolean compare;
 
+    @Option(names = "--beat-by-beat", description = "run every edge of the DMA channels' clocks through the blocks' "
+            + "wires, as 'nicsim run --beat-by-beat' does: more simulator events, the same run, so the same replay")
+    boolean beatByBeat;
+
     @Override public Integer call() throws Exception {
-        Replay.Result r = Replay.run(file, System.out);
+        Replay.Result r = Replay.run(file, System.out, beatByBeat);
         if (r.diverged() != null) return 1; // it left the recording: the log says where
         if (compare && r.differing() > 0) {
             System.out.println("nicsim replay: --compare: " + r.firstDifference());

@@ -16,6 +16,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.driver.World;
 import nicsim.serve.Programs.Run;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,9 +26,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * serve --record and nicsim replay: Debian's ibv_rc_pingpong between two nodes (either of the provider's drivers) is
  * recorded, then replayed without the programs, to the same answers, the same log lines and the same summary with
- * its counters, byte for byte, twice; a run whose node 0 adapter faults mid-pingpong (CqeWriter.injectFault) replays
- * to the same fault at the same simulated time; a recorded rstream run (issue 57's rsockets fault) kept as a test
- * resource replays as it ran.
+ * its counters, byte for byte, twice, and once more with the DMA channels beat by beat (more events, the same run);
+ * a run whose node 0 adapter faults mid-pingpong (CqeWriter.injectFault) replays to the same fault at the same
+ * simulated time, either way; a recorded rstream run (issue 57's rsockets fault) kept as a test resource replays as
+ * it ran, beat by beat too; a recording of an earlier version is refused, naming it.
  */
 class RecordTest {
     private Served served;
@@ -72,7 +75,12 @@ class RecordTest {
                 recorded);
         assertEquals(replayed, replay(file), "the same recording replays to the same bytes");
         var r = Replay.run(file, new PrintStream(new ByteArrayOutputStream()));
-        assertTrue(r.same() && r.whole() && r.answers() > 200, r.toString());
+        assertTrue(r.same() && r.whole() && r.answers() > 200 && r.looksOfOtherEvents() == 0, r.toString());
+        // the DMA channels through their wires, where the run coasted: more events, the same run, the same replay
+        ByteArrayOutputStream beats = new ByteArrayOutputStream();
+        var b = Replay.run(file, new PrintStream(beats, true), true);
+        assertEquals(replayed, beats.toString(StandardCharsets.UTF_8), "beat by beat, the replay is the same");
+        assertTrue(b.same() && b.events() > r.events() && b.looksOfOtherEvents() > 0, r + "\n" + b);
     }
 
     /** An RDMA CM run (rping: addresses, routes, connection through CM events, RDMA WRITEs and READs) replays too. */
@@ -158,6 +166,9 @@ class RecordTest {
                 + "\n---\n" + replayed);
         assertTrue(replayed.contains(summaryOf(recorded)), recorded + "\n---\n" + replayed);
         assertTrue(replayed.contains("each as recorded"), replayed);
+        ByteArrayOutputStream beats = new ByteArrayOutputStream();
+        Replay.run(file, new PrintStream(beats, true), true);
+        assertEquals(replayed, beats.toString(StandardCharsets.UTF_8), "beat by beat, the same fault at the same time");
     }
 
     /**
@@ -166,22 +177,17 @@ class RecordTest {
      * as `./nicsim replay` does: whole, every answer and memory write as recorded, both rstreams attaching and ending
      * as they did, no fault (rsockets' teardown once broke the CqeWriter's input contract and stopped serve), and the
      * same summary with its counters, byte for byte. A change to the model that moves any of that fails here: if it
-     * was meant, record the run again (docs/attach.md, "Recording and replaying a run").
+     * was meant, record the run again (docs/attach.md, "Recording and replaying a run"). A change that only makes the
+     * simulator take fewer events for the same run does not (the next test).
      */
     @Test
     void theRecordedRstreamRunReplaysAsItRan() throws Exception {
-        Path file = Files.createTempDirectory("nicsim-record").resolve("rstream.rec");
-        try (var in = RecordTest.class.getResourceAsStream("/nicsim/serve/rstream.rec")) {
-            Files.copy(in, file);
-        }
-        String then;
-        try (var in = RecordTest.class.getResourceAsStream("/nicsim/serve/rstream.log")) {
-            then = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
+        String then = resource("rstream.log");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        var r = Replay.run(file, new PrintStream(out, true));
+        var r = Replay.run(rstream(), new PrintStream(out, true));
         String now = out.toString(StandardCharsets.UTF_8);
         assertTrue(r.whole() && r.diverged() == null && r.same() && r.answers() > 100, r + "\n" + now);
+        assertEquals(0, r.looksOfOtherEvents(), "on its own model, each look steps the events it stepped: " + r);
         for (int node = 0; node < 2; node++) {
             assertTrue(Pattern.compile("rstream \\(pid \\d+\\) attached to node " + node).matcher(now).find(), now);
             assertTrue(Pattern.compile("rstream \\(pid \\d+\\) on node " + node + " exited").matcher(now).find(), now);
@@ -192,13 +198,59 @@ class RecordTest {
         assertEquals(then, now, "the replay prints what it printed when the run was recorded");
     }
 
+    /**
+     * The rstream run was recorded with the DMA channels' clocks coasting; replayed with every edge through the
+     * blocks' wires (replay --beat-by-beat), the model steps more events for the same run, and a replay that moves
+     * time to each look's recorded end, not by its count of events, prints what it printed then, byte for byte.
+     */
+    @Test
+    void theRecordedRstreamRunReplaysAlikeOnAModelOfOtherEvents() throws Exception {
+        Path file = rstream();
+        var coasting = Replay.run(file, new PrintStream(new ByteArrayOutputStream()));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        var beats = Replay.run(file, new PrintStream(out, true), true);
+        assertTrue(beats.events() > coasting.events() * 11 / 10 && beats.looksOfOtherEvents() > 10,
+                "beat by beat takes more events: " + coasting + "\n" + beats);
+        assertEquals(resource("rstream.log"), out.toString(StandardCharsets.UTF_8), "the same answers and log");
+        assertTrue(beats.same() && beats.whole(), beats.toString());
+    }
+
+    /** A recording of an earlier version (it replayed looks by their count of events) is refused, naming it. */
+    @Test
+    void aRecordingOfAnEarlierVersionIsRefusedNamingItsVersion() throws Exception {
+        Path file = rstream(), old = file.resolveSibling("old.rec");
+        try (var in = new DataInputStream(new GzipCompressorInputStream(Files.newInputStream(file)));
+             var out = new DataOutputStream(new GzipCompressorOutputStream(Files.newOutputStream(old)))) {
+            assertEquals(Recorder.MAGIC, in.readUTF());
+            out.writeUTF("nicsim-record 2");
+            in.transferTo(out);
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> Replay.run(old, new PrintStream(
+                new ByteArrayOutputStream())));
+        assertTrue(e.getMessage().contains(old + " is a recording of version 2; this nicsim replays version "
+                + Recorder.VERSION + " only"), e.getMessage());
+    }
+
+    /** Test resource rstream.rec, copied to a file of its own. */
+    private static Path rstream() throws Exception {
+        Path file = Files.createTempDirectory("nicsim-record").resolve("rstream.rec");
+        try (var in = RecordTest.class.getResourceAsStream("/nicsim/serve/rstream.rec")) {
+            Files.copy(in, file);
+        }
+        return file;
+    }
+
+    private static String resource(String name) throws Exception {
+        try (var in = RecordTest.class.getResourceAsStream("/nicsim/serve/" + name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     /** A copy of recording {@code file} whose header has {@code was} replaced by {@code is}. */
     private static Path withHeader(Path file, String was, String is) throws Exception {
         Path other = Files.createTempFile(file.getParent(), "header", ".rec");
-        try (var in = new DataInputStream(new org.apache.commons.compress.compressors.gzip
-                .GzipCompressorInputStream(Files.newInputStream(file)));
-             var out = new DataOutputStream(new org.apache.commons.compress.compressors.gzip
-                .GzipCompressorOutputStream(Files.newOutputStream(other)))) {
+        try (var in = new DataInputStream(new GzipCompressorInputStream(Files.newInputStream(file)));
+             var out = new DataOutputStream(new GzipCompressorOutputStream(Files.newOutputStream(other)))) {
             out.writeUTF(in.readUTF());
             String header = in.readUTF();
             assertTrue(header.contains(was), header);
