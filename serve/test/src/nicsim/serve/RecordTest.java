@@ -187,7 +187,6 @@ class RecordTest {
         var r = Replay.run(rstream(), new PrintStream(out, true));
         String now = out.toString(StandardCharsets.UTF_8);
         assertTrue(r.whole() && r.diverged() == null && r.same() && r.answers() > 100, r + "\n" + now);
-        assertEquals(0, r.looksOfOtherEvents(), "on its own model, each look steps the events it stepped: " + r);
         for (int node = 0; node < 2; node++) {
             assertTrue(Pattern.compile("rstream \\(pid \\d+\\) attached to node " + node).matcher(now).find(), now);
             assertTrue(Pattern.compile("rstream \\(pid \\d+\\) on node " + node + " exited").matcher(now).find(), now);
