@@ -1,6 +1,7 @@
 package nicsim.fabric;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -63,7 +64,7 @@ public final class FabricSwitch implements Windows.Exchange {
      * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
      * Across processes each copy counts what its own ports sent and received.
      */
-    private final Map<Integer, long[]> traffic = new TreeMap<>();
+    private long[][] traffic = new long[0][]; // by port (null: no traffic yet); an array, not a map: every packet counts
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -125,12 +126,14 @@ public final class FabricSwitch implements Windows.Exchange {
 
     /** Port {@code port}'s traffic so far: octets sent, received, packets sent, received (the PMA's order). */
     public long[] portTraffic(int port) {
-        long[] t = traffic.get(port);
+        long[] t = port >= 0 && port < traffic.length ? traffic[port] : null;
         return t == null ? new long[4] : t.clone();
     }
 
     private void count(int port, int bytes, boolean sent) {
-        long[] t = traffic.computeIfAbsent(port, p -> new long[4]);
+        if (port >= traffic.length) traffic = Arrays.copyOf(traffic, Math.max(port + 1, 2 * traffic.length));
+        long[] t = traffic[port];
+        if (t == null) t = traffic[port] = new long[4];
         t[sent ? 0 : 1] += bytes;
         t[sent ? 2 : 3]++;
     }
@@ -199,7 +202,7 @@ public final class FabricSwitch implements Windows.Exchange {
         Inbox box = null;
         for (Fabric.PortState port : f.ports)
             if (port.sim == part) {
-                if (box == null) box = new Inbox(part);
+                if (box == null) box = new Inbox(part, this);
                 port.inbox = box;
             }
         return box;
@@ -289,9 +292,8 @@ public final class FabricSwitch implements Windows.Exchange {
         if (!counts) return; // its credits are due to a port another process runs
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
-        Runnable credit = () -> f.credit(a);
-        if (src.inbox != null) src.inbox.add(null, freed + f.propagation, credit);
-        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, credit);
+        if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
+        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
     }
 
     /**
@@ -343,16 +345,27 @@ public final class FabricSwitch implements Windows.Exchange {
         count(lid, bytes, true);
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
-        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole
+        long at = f.cutThroughRx ? headersIn : end + f.propagation;
+        // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
+        if (dst.inbox != null) dst.inbox.deliver(dst, at, p, headersIn, payloadIn);
+        else dst.downlink.schedule(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn));
+        return end;
+    }
+
+    /** Arrival {@code a}'s credits come back to its port (in its simulator, at its instant). */
+    void credit(Arrival a) { f.credit(a); }
+
+    /**
+     * Packet {@code p}'s delivery to port {@code dst}: its headers in at {@code headersIn}, its payload by
+     * {@code payloadIn}. link.receive: cut-through ports take the packet once its headers are in, store-and-forward
+     * ones once whole.
+     */
+    Runnable delivery(Fabric.PortState dst, Packet p, long headersIn, long payloadIn) {
         Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
                 : p;
-        Runnable deliver = () -> {
+        return () -> {
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
         };
-        long at = f.cutThroughRx ? headersIn : end + f.propagation;
-        if (dst.inbox != null) dst.inbox.add(dst.downlink, at, deliver);
-        else dst.downlink.schedule(at, Fabric.PRIORITY, deliver);
-        return end;
     }
 }
