@@ -223,10 +223,12 @@ public final class FabricSwitch implements Windows.Exchange {
      */
     private void collect() {
         if (peers == null) {
-            for (Fabric.PortState port : f.ports) {
-                pending.addAll(port.outbox);
-                port.outbox.clear();
-            }
+            // an empty outbox is only read: clearing it would write its line, which the port's core then takes back
+            for (Fabric.PortState port : f.ports)
+                if (!port.outbox.isEmpty()) {
+                    pending.addAll(port.outbox);
+                    port.outbox.clear();
+                }
             return;
         }
         List<Arrival> mine = new ArrayList<>();
