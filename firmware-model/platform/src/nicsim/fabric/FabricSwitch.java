@@ -36,13 +36,17 @@ public final class FabricSwitch implements Windows.Exchange {
     /**
      * A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt};
      * it waited {@code waited} ps for credits at its port (-1: it did not wait); {@code gone} hears once it left the
-     * fabric (null: no one; never across processes, where only the sender's own copy returns its credits).
+     * fabric (null: no one; never across processes, where only the sender's own copy returns its credits);
+     * {@code headerBytes} are its bytes before the payload, counted on the sender's thread rather than between
+     * windows (-1: not counted, the switch asks the packet).
      */
     record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited,
-                   Fabric.Gone gone) {
+                   Fabric.Gone gone, int headerBytes) {
         Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited) {
-            this(p, srcLid, seq, headAt, tailAt, bytes, fate, waited, null);
+            this(p, srcLid, seq, headAt, tailAt, bytes, fate, waited, null, -1);
         }
+
+        int header() { return headerBytes >= 0 ? headerBytes : p.headerBytes(); }
     }
 
     // (head time, sending port, that port's order), compared in one method: the composed comparator's three
@@ -285,10 +289,10 @@ public final class FabricSwitch implements Windows.Exchange {
                 atSwitch += hold;
                 tailAtSwitch += hold;
             }
-            freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
+            freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes(), a.header());
             if (a.fate() == Fate.DUPLICATE) {
                 if (counts) duplicated.inc();
-                freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
+                freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes(), a.header());
             }
         }
         if (!counts) return; // its credits are due to a port another process runs
@@ -306,7 +310,8 @@ public final class FabricSwitch implements Windows.Exchange {
         SwitchAgent.Out out = f.agent.take(a.p(), a.srcLid());
         if (counts) (out == null ? madsDropped : mads).inc();
         managementFree = Math.max(managementFree, a.tailAt() + f.switchLatency) + f.smaLatency;
-        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes());
+        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes(),
+                out.p().headerBytes());
     }
 
     /**
@@ -328,24 +333,25 @@ public final class FabricSwitch implements Windows.Exchange {
     }
 
     /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
-    private long forwardAll(Packet p, List<Integer> to, long atSwitch, long tailAtSwitch, int bytes) {
+    private long forwardAll(Packet p, List<Integer> to, long atSwitch, long tailAtSwitch, int bytes, int header) {
         long freed = 0;
-        for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes));
+        for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes, header));
         return freed;
     }
 
     /**
      * Queues the packet on its destination's downlink from its arrival at the switch (in the switch's
      * order); its tail cannot leave before it reached the switch. The port hands the packet over once
-     * its headers are in, with the {@link Arrival} of its payload. Returns when its tail left.
+     * its {@code header} bytes before the payload are in, with the {@link Arrival} of its payload. Returns when its
+     * tail left.
      */
-    private long forward(Packet p, int lid, long atSwitch, long tailAtSwitch, int bytes) {
+    private long forward(Packet p, int lid, long atSwitch, long tailAtSwitch, int bytes, int header) {
         Fabric.PortState dst = f.ports.get(lid - 1);
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
         if (!mine(dst.lid)) return end; // delivered by the process that runs the port
         count(lid, bytes, true);
-        long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
+        long headersIn = start + f.serialization(header) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
         long at = f.cutThroughRx ? headersIn : end + f.propagation;
         // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
