@@ -66,9 +66,10 @@ public final class FabricSwitch implements Windows.Exchange {
     private long managementFree;
     /**
      * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
-     * Across processes each copy counts what its own ports sent and received.
+     * Across processes each copy counts what its own ports sent and received. By port (null: no traffic yet), in an
+     * array rather than a map, as every packet counts.
      */
-    private long[][] traffic = new long[0][]; // by port (null: no traffic yet); an array, not a map: every packet counts
+    private long[][] traffic = new long[0][];
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
