@@ -66,8 +66,9 @@ public final class Windows implements AutoCloseable {
     private interface Plan {
         long start();
     }
+
     /**
-     * A helper's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
+     * A waiting thread's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
      * tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
      */
     private static final int SPINS = 20_000;
@@ -83,7 +84,7 @@ public final class Windows implements AutoCloseable {
      * generation that hands the next one over.
      */
     private Plan plan;
-    private long last, drives;
+    private long until, drives;
     private boolean open;
     private long windowEnd; // written before the shares, read after taking a partition from one
     /**
@@ -199,7 +200,7 @@ public final class Windows implements AutoCloseable {
      */
     private void drive(Plan plan, long last) {
         this.plan = plan;
-        this.last = last;
+        this.until = last;
         open = false;
         if (threads == 1) {
             while (advance())
@@ -256,7 +257,7 @@ public final class Windows implements AutoCloseable {
     /** Hands over the window from {@code start}: events before start + lookahead (and not after the last) run. */
     private void window(long start) {
         exchange.exchange(start);
-        windowEnd = Math.min(Math.addExact(start, lookahead) - 1, last);
+        windowEnd = Math.min(Math.addExact(start, lookahead) - 1, until);
         open = true;
         windows++;
         backward = !backward;
@@ -306,7 +307,7 @@ public final class Windows implements AutoCloseable {
      * which, and in what order, changes nothing in them. Returns whether it counted the window's last partition.
      */
     private boolean work(int t) {
-        int ran = 0; // counted once at the end: one write a window to the line the caller waits on
+        int ran = 0; // counted once at the end: one write a window to the line that says the window is over
         while (true) {
             int p = take(SHARE + t * PAD, backward);
             for (int k = 1; p < 0 && k < threads; k++) p = take(SHARE + (t + k) % threads * PAD, !backward);
@@ -337,7 +338,7 @@ public final class Windows implements AutoCloseable {
     private void helper(int t) {
         long seen = 0;
         while (!closed) {
-            // the generation's line alone: the caller's writes to this object's fields between windows move no line
+            // the generation's line alone: the writes to this object's fields between windows move no line
             for (int spins = 0; sync.get(GENERATION) == seen; spins++) {
                 if (spins < SPINS) {
                     Thread.onSpinWait();
