@@ -277,7 +277,7 @@ public final class Fabric {
             long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
             s.upFree = end;
             sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes,
-                    fate(s), waited, t.gone()));
+                    fate(s), waited, t.gone(), t.p().headerBytes()));
             t.left().accept(end);
         }
     }

@@ -1,6 +1,7 @@
 package nicsim.fabric;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +36,17 @@ public final class FabricSwitch implements Windows.Exchange {
     /**
      * A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt};
      * it waited {@code waited} ps for credits at its port (-1: it did not wait); {@code gone} hears once it left the
-     * fabric (null: no one; never across processes, where only the sender's own copy returns its credits).
+     * fabric (null: no one; never across processes, where only the sender's own copy returns its credits);
+     * {@code headerBytes} are its bytes before the payload, counted on the sender's thread rather than between
+     * windows (-1: not counted, the switch asks the packet).
      */
     record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited,
-                   Fabric.Gone gone) {
+                   Fabric.Gone gone, int headerBytes) {
         Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited) {
-            this(p, srcLid, seq, headAt, tailAt, bytes, fate, waited, null);
+            this(p, srcLid, seq, headAt, tailAt, bytes, fate, waited, null, -1);
         }
+
+        int header() { return headerBytes >= 0 ? headerBytes : p.headerBytes(); }
     }
 
     // (head time, sending port, that port's order), compared in one method: the composed comparator's three
@@ -61,9 +66,10 @@ public final class FabricSwitch implements Windows.Exchange {
     private long managementFree;
     /**
      * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
-     * Across processes each copy counts what its own ports sent and received.
+     * Across processes each copy counts what its own ports sent and received. By port (null: no traffic yet), in an
+     * array rather than a map, as every packet counts.
      */
-    private final Map<Integer, long[]> traffic = new TreeMap<>();
+    private long[][] traffic = new long[0][];
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -125,12 +131,14 @@ public final class FabricSwitch implements Windows.Exchange {
 
     /** Port {@code port}'s traffic so far: octets sent, received, packets sent, received (the PMA's order). */
     public long[] portTraffic(int port) {
-        long[] t = traffic.get(port);
+        long[] t = port >= 0 && port < traffic.length ? traffic[port] : null;
         return t == null ? new long[4] : t.clone();
     }
 
     private void count(int port, int bytes, boolean sent) {
-        long[] t = traffic.computeIfAbsent(port, p -> new long[4]);
+        if (port >= traffic.length) traffic = Arrays.copyOf(traffic, Math.max(port + 1, 2 * traffic.length));
+        long[] t = traffic[port];
+        if (t == null) t = traffic[port] = new long[4];
         t[sent ? 0 : 1] += bytes;
         t[sent ? 2 : 3]++;
     }
@@ -199,7 +207,7 @@ public final class FabricSwitch implements Windows.Exchange {
         Inbox box = null;
         for (Fabric.PortState port : f.ports)
             if (port.sim == part) {
-                if (box == null) box = new Inbox(part);
+                if (box == null) box = new Inbox(part, this);
                 port.inbox = box;
             }
         return box;
@@ -220,10 +228,12 @@ public final class FabricSwitch implements Windows.Exchange {
      */
     private void collect() {
         if (peers == null) {
-            for (Fabric.PortState port : f.ports) {
-                pending.addAll(port.outbox);
-                port.outbox.clear();
-            }
+            // an empty outbox is only read: clearing it would write its line, which the port's core then takes back
+            for (Fabric.PortState port : f.ports)
+                if (!port.outbox.isEmpty()) {
+                    pending.addAll(port.outbox);
+                    port.outbox.clear();
+                }
             return;
         }
         List<Arrival> mine = new ArrayList<>();
@@ -280,18 +290,17 @@ public final class FabricSwitch implements Windows.Exchange {
                 atSwitch += hold;
                 tailAtSwitch += hold;
             }
-            freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
+            freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes(), a.header());
             if (a.fate() == Fate.DUPLICATE) {
                 if (counts) duplicated.inc();
-                freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
+                freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes(), a.header());
             }
         }
         if (!counts) return; // its credits are due to a port another process runs
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
-        Runnable credit = () -> f.credit(a);
-        if (src.inbox != null) src.inbox.add(null, freed + f.propagation, credit);
-        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, credit);
+        if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
+        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
     }
 
     /**
@@ -302,7 +311,8 @@ public final class FabricSwitch implements Windows.Exchange {
         SwitchAgent.Out out = f.agent.take(a.p(), a.srcLid());
         if (counts) (out == null ? madsDropped : mads).inc();
         managementFree = Math.max(managementFree, a.tailAt() + f.switchLatency) + f.smaLatency;
-        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes());
+        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes(),
+                out.p().headerBytes());
     }
 
     /**
@@ -324,35 +334,47 @@ public final class FabricSwitch implements Windows.Exchange {
     }
 
     /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
-    private long forwardAll(Packet p, List<Integer> to, long atSwitch, long tailAtSwitch, int bytes) {
+    private long forwardAll(Packet p, List<Integer> to, long atSwitch, long tailAtSwitch, int bytes, int header) {
         long freed = 0;
-        for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes));
+        for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes, header));
         return freed;
     }
 
     /**
      * Queues the packet on its destination's downlink from its arrival at the switch (in the switch's
      * order); its tail cannot leave before it reached the switch. The port hands the packet over once
-     * its headers are in, with the {@link Arrival} of its payload. Returns when its tail left.
+     * its {@code header} bytes before the payload are in, with the {@link Arrival} of its payload. Returns when its
+     * tail left.
      */
-    private long forward(Packet p, int lid, long atSwitch, long tailAtSwitch, int bytes) {
+    private long forward(Packet p, int lid, long atSwitch, long tailAtSwitch, int bytes, int header) {
         Fabric.PortState dst = f.ports.get(lid - 1);
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
         if (!mine(dst.lid)) return end; // delivered by the process that runs the port
         count(lid, bytes, true);
-        long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
+        long headersIn = start + f.serialization(header) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
-        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole
+        long at = f.cutThroughRx ? headersIn : end + f.propagation;
+        // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
+        if (dst.inbox != null) dst.inbox.deliver(dst, at, p, headersIn, payloadIn);
+        else dst.downlink.schedule(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn));
+        return end;
+    }
+
+    /** Arrival {@code a}'s credits come back to its port (in its simulator, at its instant). */
+    void credit(Arrival a) { f.credit(a); }
+
+    /**
+     * Packet {@code p}'s delivery to port {@code dst}: its headers in at {@code headersIn}, its payload by
+     * {@code payloadIn}. link.receive: cut-through ports take the packet once its headers are in, store-and-forward
+     * ones once whole.
+     */
+    Runnable delivery(Fabric.PortState dst, Packet p, long headersIn, long payloadIn) {
         Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
                 : p;
-        Runnable deliver = () -> {
+        return () -> {
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
         };
-        long at = f.cutThroughRx ? headersIn : end + f.propagation;
-        if (dst.inbox != null) dst.inbox.add(dst.downlink, at, deliver);
-        else dst.downlink.schedule(at, Fabric.PRIORITY, deliver);
-        return end;
     }
 }

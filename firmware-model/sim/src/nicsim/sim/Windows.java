@@ -13,7 +13,8 @@ import java.util.function.BooleanSupplier;
  * parallel simulation, as SST, dist-gem5 and SimBricks do it. Within a window each partition runs
  * alone, on one of the worker threads (each thread keeps a block of neighbours, taking others' only where it
  * finishes first); between windows every partition has stopped and the
- * {@link Exchange} moves what crossed between them, in an order of its own that no thread decides.
+ * {@link Exchange} moves what crossed between them, in an order of its own that no thread decides. The thread that
+ * ends a window (runs its last partition) looks between windows and hands the next one over, the caller's or not.
  * So the same inputs give the same events in every partition, whatever the number of threads.
  *
  * <p>Time skips ahead over stretches in which no partition has anything to do.
@@ -52,14 +53,22 @@ public final class Windows implements AutoCloseable {
     private final List<Thread> helpers = new ArrayList<>();
     /**
      * What the threads write to hand a window over, each word in a cache line of its own (16 longs apart) so that one
-     * thread's write does not take from another's core a line it reads: {@link #GENERATION}, {@link #DONE}, and from
-     * {@link #SHARE} thread t's share of the partitions left in the window at SHARE + t * PAD, the first left in the
-     * high half, the end in the low half.
+     * thread's write does not take from another's core a line it reads: {@link #GENERATION}, {@link #DONE},
+     * {@link #STOPPED} (the last run of windows to have ended), and from {@link #SHARE} thread t's share of the
+     * partitions left in the window at SHARE + t * PAD, the first left in the high half, the end in the low half.
      */
     private final AtomicLongArray sync;
-    private static final int PAD = 16, GENERATION = 0, DONE = PAD, SHARE = 2 * PAD;
+    private static final int PAD = 16, GENERATION = 0, DONE = PAD, STOPPED = 2 * PAD, SHARE = 3 * PAD;
+    /** A plan's answer: no window more. */
+    private static final long STOP = Long.MIN_VALUE;
+
+    /** What a run of windows does between two of them (every partition stopped): the next window's start, or STOP. */
+    private interface Plan {
+        long start();
+    }
+
     /**
-     * A helper's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
+     * A waiting thread's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
      * tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
      */
     private static final int SPINS = 20_000;
@@ -68,6 +77,15 @@ public final class Windows implements AutoCloseable {
     private final AtomicIntegerArray parked; // by thread: 1 while it sleeps, to be woken
     private volatile boolean closed;
     private volatile Throwable failure;
+    private volatile Thread caller; // the thread of the run of windows under way, thread 0
+    /**
+     * The run of windows under way: its plan, its last time, its number (to tell its end from an earlier run's), and
+     * whether a window handed over has not been ended yet. Written by whichever thread ends a window, before the
+     * generation that hands the next one over.
+     */
+    private Plan plan;
+    private long until, drives;
+    private boolean open;
     private long windowEnd; // written before the shares, read after taking a partition from one
     /**
      * Whether threads run their own partitions last to first in this window: every other window, so the partitions
@@ -121,11 +139,10 @@ public final class Windows implements AutoCloseable {
     /** Runs every partition to time {@code t}: each event at or before it has run. */
     public void runUntil(long t) {
         if (t < now) throw new IllegalArgumentException("time " + t + " ps is in the past (now " + now + " ps)");
-        while (true) {
+        drive(() -> {
             long next = nextWork();
-            if (next > t) break;
-            window(Math.max(now, next), t);
-        }
+            return next > t ? STOP : Math.max(now, next);
+        }, t);
         for (Simulator s : parts) if (s.now() < t) s.runUntil(t);
         now = t;
     }
@@ -133,13 +150,13 @@ public final class Windows implements AutoCloseable {
     /** Runs until no partition has anything left to do and nothing is crossing; returns the time then. */
     public long runUntilIdle(long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
-        while (true) {
+        drive(() -> {
             long next = nextWork();
-            if (next == Long.MAX_VALUE) break;
+            if (next == Long.MAX_VALUE) return STOP;
             if (next > deadline) throw new IllegalStateException("still busy after " + limitPicos
                     + " ps (next event at " + next + " ps)");
-            window(Math.max(now, next), Long.MAX_VALUE - 1);
-        }
+            return Math.max(now, next);
+        }, Long.MAX_VALUE - 1);
         long end = now;
         for (Simulator s : parts) end = Math.max(end, s.now());
         return peers == null ? end : peers.max(end);
@@ -147,18 +164,20 @@ public final class Windows implements AutoCloseable {
 
     /**
      * Runs windows until {@code done} holds between two of them (every partition stopped); it is looked at
-     * once per window, so it should read what partitions recorded of their own times, not the window's.
+     * once per window, so it should read what partitions recorded of their own times, not the window's. It may be
+     * looked at on any of the threads (the one that ends a window), never while a partition runs.
      */
     public void runUntil(BooleanSupplier done, long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
-        while (!holds(done)) {
+        drive(() -> {
+            if (holds(done)) return STOP;
             long next = nextWork();
             if (next == Long.MAX_VALUE) throw new IllegalStateException("simulation went idle at " + now
                     + " ps before the condition held");
             if (next > deadline) throw new IllegalStateException("condition did not hold within " + limitPicos
                     + " ps (now " + now + " ps)");
-            window(Math.max(now, next), Long.MAX_VALUE - 1);
-        }
+            return Math.max(now, next);
+        }, Long.MAX_VALUE - 1);
     }
 
     private long nextWork() {
@@ -173,32 +192,104 @@ public final class Windows implements AutoCloseable {
         return peers == null ? d : peers.all(d);
     }
 
-    /** One window from {@code start}: events before start + lookahead (and not after {@code last}) run. */
-    private void window(long start, long last) {
-        exchange.exchange(start);
-        long end = Math.min(Math.addExact(start, lookahead) - 1, last);
-        windows++;
-        backward = !backward;
+    /**
+     * Runs windows while {@code plan} gives their starts, none running past {@code last}. On several threads the one
+     * that ends a window (its last partition counted) asks the plan for the next and hands it over, whichever thread
+     * it is: no thread waits for another to wake up and look between windows. Across processes the caller's thread
+     * alone does, as it alone talks to the other ranks.
+     */
+    private void drive(Plan plan, long last) {
+        this.plan = plan;
+        this.until = last;
+        open = false;
         if (threads == 1) {
-            for (int i = 0; i < parts.size(); i++) run(backward ? parts.size() - 1 - i : i, end);
+            while (advance())
+                for (int i = 0; i < parts.size(); i++) run(backward ? parts.size() - 1 - i : i, windowEnd);
         } else {
-            windowEnd = end;
-            sync.set(DONE, 0);
-            for (int t = 0; t < threads; t++) sync.set(SHARE + t * PAD, (long) first[t] << 32 | first[t + 1]);
-            sync.set(GENERATION, windows); // the shares' claims publish the end, the generation the window
-            for (int i = 0; i < helpers.size(); i++) if (parked.get(i + 1) == 1) LockSupport.unpark(helpers.get(i));
-            work(0);
-            // only partitions a thread has taken are left: a helper not yet awake holds nothing up
-            while (sync.get(DONE) < parts.size()) Thread.onSpinWait();
-            Throwable f = failure;
-            if (f != null) {
-                failure = null;
-                if (f instanceof RuntimeException r) throw r;
-                if (f instanceof Error e) throw e;
-                throw new IllegalStateException(f);
+            caller = Thread.currentThread();
+            long stop = ++drives;
+            boolean more = advance();
+            while (more) {
+                long seen = sync.get(GENERATION);
+                if (work(0) || peers != null && finished()) more = advance();
+                else more = awaitWindow(seen, stop);
             }
         }
-        now = end + 1;
+        Throwable f = failure;
+        if (f != null) {
+            failure = null;
+            if (f instanceof RuntimeException r) throw r;
+            if (f instanceof Error e) throw e;
+            throw new IllegalStateException(f);
+        }
+    }
+
+    /** Across processes: the caller waits for the window's last partition, on whichever thread it ran. */
+    private boolean finished() {
+        while (sync.get(DONE) < parts.size()) Thread.onSpinWait();
+        return true;
+    }
+
+    /**
+     * Between windows, every partition stopped: ends the window that ran, asks the plan for the next and hands it to
+     * the threads; false (every thread told) once the plan says stop, it throws, or a partition failed.
+     */
+    private boolean advance() {
+        boolean go = false;
+        try {
+            if (open && failure == null) now = windowEnd + 1;
+            open = false;
+            long start = failure == null ? plan.start() : STOP;
+            if (start != STOP) {
+                window(start);
+                go = true;
+            }
+        } catch (Throwable x) {
+            failure = x;
+        }
+        if (!go && threads > 1) {
+            sync.set(STOPPED, drives);
+            wake(0);
+        }
+        return go;
+    }
+
+    /** Hands over the window from {@code start}: events before start + lookahead (and not after the last) run. */
+    private void window(long start) {
+        exchange.exchange(start);
+        windowEnd = Math.min(Math.addExact(start, lookahead) - 1, until);
+        open = true;
+        windows++;
+        backward = !backward;
+        if (threads == 1) return;
+        sync.set(DONE, 0);
+        for (int t = 0; t < threads; t++) sync.set(SHARE + t * PAD, (long) first[t] << 32 | first[t + 1]);
+        sync.set(GENERATION, windows); // the shares' claims publish the end, the generation the window
+        for (int t = 0; t < threads; t++) wake(t);
+    }
+
+    /** Wakes thread {@code t} (0: the caller's) if it sleeps, unless it is this one. */
+    private void wake(int t) {
+        Thread th = t == 0 ? caller : helpers.get(t - 1);
+        if (parked.get(t) == 1 && th != Thread.currentThread()) LockSupport.unpark(th);
+    }
+
+    /**
+     * The caller's thread, its part of window {@code seen} done and another thread to end it: waits on the core, then
+     * asleep, for the next window (true) or the end of the run {@code stop} (false).
+     */
+    private boolean awaitWindow(long seen, long stop) {
+        for (int spins = 0; ; spins++) {
+            if (sync.get(GENERATION) != seen) return true;
+            if (sync.get(STOPPED) == stop) return false;
+            if (spins < SPINS) {
+                Thread.onSpinWait();
+                continue;
+            }
+            parked.set(0, 1);
+            if (sync.get(GENERATION) == seen && sync.get(STOPPED) != stop) LockSupport.parkNanos(1_000_000);
+            parked.set(0, 0);
+        }
     }
 
     /** Partition {@code p}'s part of a window to {@code end}: what the exchange left it, then its events. */
@@ -213,10 +304,10 @@ public final class Windows implements AutoCloseable {
      * Thread {@code t}'s part of a window: the partitions of its own share in turn (from either end, as
      * {@link #backward} says), then those others have not taken yet from their shares' other ends (so a partition
      * changes thread only where the threads meet, and its state mostly stays in one core's cache). Which thread runs
-     * which, and in what order, changes nothing in them.
+     * which, and in what order, changes nothing in them. Returns whether it counted the window's last partition.
      */
-    private void work(int t) {
-        int ran = 0; // counted once at the end: one write a window to the line the caller waits on
+    private boolean work(int t) {
+        int ran = 0; // counted once at the end: one write a window to the line that says the window is over
         while (true) {
             int p = take(SHARE + t * PAD, backward);
             for (int k = 1; p < 0 && k < threads; k++) p = take(SHARE + (t + k) % threads * PAD, !backward);
@@ -228,7 +319,7 @@ public final class Windows implements AutoCloseable {
             }
             ran++;
         }
-        if (ran > 0) sync.addAndGet(DONE, ran);
+        return ran > 0 && sync.addAndGet(DONE, ran) == parts.size();
     }
 
     /**
@@ -247,7 +338,7 @@ public final class Windows implements AutoCloseable {
     private void helper(int t) {
         long seen = 0;
         while (!closed) {
-            // the generation's line alone: the caller's writes to this object's fields between windows move no line
+            // the generation's line alone: the writes to this object's fields between windows move no line
             for (int spins = 0; sync.get(GENERATION) == seen; spins++) {
                 if (spins < SPINS) {
                     Thread.onSpinWait();
@@ -259,7 +350,7 @@ public final class Windows implements AutoCloseable {
             }
             if (closed) return;
             seen = sync.get(GENERATION);
-            work(t);
+            if (work(t) && peers == null) advance();
         }
     }
 

@@ -118,6 +118,28 @@ class WindowsTest {
         }
     }
 
+    /**
+     * The look between windows, on whichever thread ended the window, finds every partition stopped at the window's
+     * end, and what it throws reaches the caller, the windows before it run and no more.
+     */
+    @Test
+    void theLookBetweenWindowsFindsEveryPartitionStoppedAndWhatItThrowsReachesTheCaller() {
+        for (int threads : new int[]{1, 2, 3}) {
+            Ring ring = new Ring(6, -1);
+            int[] looks = {0};
+            try (Windows w = new Windows(ring.sims, ring, LOOKAHEAD, threads)) {
+                var e = assertThrows(IllegalStateException.class, () -> w.runUntil(() -> {
+                    for (Simulator s : ring.sims)
+                        assertEquals(ring.sims.get(0).now(), s.now(), threads + " threads: a partition elsewhere");
+                    if (++looks[0] == 10) throw new IllegalStateException("look 10");
+                    return false;
+                }, 1_000_000_000));
+                assertEquals("look 10", e.getMessage(), threads + " threads");
+                assertEquals(9, w.windows(), threads + " threads");
+            }
+        }
+    }
+
     /** Many short windows: a thread that wakes late or not at all in one window must not lose or repeat a partition. */
     @Test
     void manyWindowsOnTwoThreadsRunEachPartitionOncePerWindow() {
