@@ -504,6 +504,9 @@ final class PciDevice implements AutoCloseable {
         return out;
     }
 
+    /** Whether its program's memory is released: the program exits, and its files close next. */
+    boolean memoryGone() { return memory.gone(); }
+
     /** Whether a request is left open. */
     boolean waiting() { return open != null; }
 
@@ -523,6 +526,7 @@ final class PciDevice implements AutoCloseable {
 
     /** Whether the open request can be answered now. */
     boolean waitSatisfied() {
+        if (memory.gone()) return true; // the run stops: the program exits, and its function is let go at the look
         if (open == null) return false;
         if (!open.isWait) return open.reply != null;
         // a user context wakes on its CQEs (its waking mappings); a whole function's driver on any DMA write

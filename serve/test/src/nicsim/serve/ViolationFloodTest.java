@@ -62,7 +62,7 @@ class ViolationFloodTest {
     }
 
     /** PCI_OPEN's body for node 0, process {@code pid}, socket 3, no flags. */
-    private static Wire.In openRequest(int pid) {
+    static Wire.In openRequest(int pid) {
         ByteBuffer b = new Wire.Out(new WireLayout.PciOpenRequest(Wire.VERSION, 0, pid, 3)).string("flood")
                 .put(new WireLayout.OpenArgument(0)).finish(0);
         byte[] all = new byte[b.remaining()];
