@@ -168,6 +168,9 @@ public final class QueuePair extends VerbsObject {
     }
 
     public int qpNum() { return qpn; }
+
+    /** Where its doorbell record is in host memory (tests write a malformed one there). */
+    long doorbellRecord() { return dbrec; }
     public QpType qpType() { return type; }
     /** A DRIVER QP's DC half (null: not a DC QP). */
     public DcType dcType() { return dcType; }

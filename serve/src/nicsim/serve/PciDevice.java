@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import nicsim.adapter.Problems;
+import nicsim.adapter.Problems.Problem;
 import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
 import nicsim.host.ConfigSpace;
@@ -67,7 +69,8 @@ final class PciDevice implements AutoCloseable {
     /** Commands and writes the adapters before the last reset refused (each reset brings a fresh count). */
     private int errorsBeforeReset;
     /** The adapter's problems, the bus's unsupported requests and refused commands already told; its refused writes. */
-    private int problemsTold, unsupportedTold, refusalsTold;
+    private long problemsTold;
+    private int unsupportedTold, refusalsTold;
     private final List<String> refusedWrites = new ArrayList<>();
     private long violations;
     /** A user context's objects and UARs (null: the driver holds the whole function); shared by importers. */
@@ -463,20 +466,26 @@ final class PciDevice implements AutoCloseable {
     List<String> newViolations() {
         List<String> out = new ArrayList<>(refusedWrites);
         refusedWrites.clear();
-        int n = host.adapter.errorCount(), repeats = 0;
-        if (problemsTold < n) { // errors() copies the adapter's whole list: once, not once a problem
-            List<Object> problems = host.adapter.errors();
-            while (problemsTold < n) { // a run of one report (a CQ's dropped completions, say) is one line
-                String what = problems.get(problemsTold).toString();
-                int last = problemsTold;
-                while (last + 1 < n && problems.get(last + 1).toString().equals(what)) last++;
-                String line = String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)), what);
-                if (last > problemsTold) line += String.format(" (%d times in a row, the last at %.3f us)",
-                        last - problemsTold + 1, us(host.adapter.errorTime(last)));
-                out.add(line);
-                repeats += last - problemsTold;
-                problemsTold = last + 1;
+        long repeats = 0;
+        List<Problem> kept = host.adapter.problems().since(problemsTold);
+        for (int i = 0; i < kept.size(); ) { // a run of one report (a CQ's dropped completions, say) is one line
+            Problem p = kept.get(i);
+            if (p.number() > problemsTold) { // the adapter kept only the first and the last of a flood
+                out.add(String.format("%,d problems more, not kept (an adapter keeps the first and last %d reports)",
+                        p.number() - problemsTold, Problems.KEPT));
+                repeats += p.number() - problemsTold - 1;
             }
+            String what = p.report().toString();
+            int last = i;
+            while (last + 1 < kept.size() && kept.get(last + 1).number() == kept.get(last).number() + 1
+                    && kept.get(last + 1).report().toString().equals(what)) last++;
+            String line = String.format("at %.3f us: %s", us(p.timePicos()), what);
+            if (last > i) line += String.format(" (%d times in a row, the last at %.3f us)", last - i + 1,
+                    us(kept.get(last).timePicos()));
+            out.add(line);
+            repeats += last - i;
+            problemsTold = kept.get(last).number() + 1;
+            i = last + 1;
         }
         if (user != null) {
             out.addAll(user.takeRefusals()); // its own commands only: the kernel's and others' are theirs
@@ -494,6 +503,9 @@ final class PciDevice implements AutoCloseable {
         violations += out.size() + repeats;
         return out;
     }
+
+    /** Whether its program's memory is released: the program exits, and its files close next. */
+    boolean memoryGone() { return memory.gone(); }
 
     /** Whether a request is left open. */
     boolean waiting() { return open != null; }
@@ -514,6 +526,7 @@ final class PciDevice implements AutoCloseable {
 
     /** Whether the open request can be answered now. */
     boolean waitSatisfied() {
+        if (memory.gone()) return true; // the run stops: the program exits, and its function is let go at the look
         if (open == null) return false;
         if (!open.isWait) return open.reply != null;
         // a user context wakes on its CQEs (its waking mappings); a whole function's driver on any DMA write

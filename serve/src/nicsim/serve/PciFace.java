@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -44,7 +46,13 @@ final class PciFace implements AutoCloseable {
         this.left = left;
     }
 
-    boolean owns(Connection c) { return devices.containsKey(c); }
+    /**
+     * Drivers let go as they exited (their memory gone) whose connections have not ended yet: what they sent before
+     * they died is dropped, and their connection's end is theirs.
+     */
+    private final Set<Connection> exited = new HashSet<>();
+
+    boolean owns(Connection c) { return devices.containsKey(c) || exited.contains(c); }
 
     /** Whether a driver holds node {@code node}'s function. */
     boolean holds(int node) {
@@ -104,6 +112,7 @@ final class PciFace implements AutoCloseable {
     /** A request on a driver's connection: answered now, later ({@link #answerWaits}), or not at all (posted). */
     void handle(Connection c, Wire.Op op, Wire.In in) {
         PciDevice d = devices.get(c);
+        if (d == null) return; // its program exited and was let go: what it sent before it died goes nowhere
         Wire.Out out;
         if (d.fatal != null) { // its adapter faulted: a posted write goes nowhere, the rest fail as on a dead device
             d.program.requested(false);
@@ -178,6 +187,11 @@ final class PciFace implements AutoCloseable {
     /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
     void answerWaits(boolean giveUp) {
         for (Map.Entry<Connection, PciDevice> e : new ArrayList<>(devices.entrySet())) {
+            if (e.getValue().memoryGone()) { // as the kernel closes an exiting process's files: its queues stop now
+                exited.add(e.getKey()); // its connection ends soon: the process is on its way out
+                letGo(e.getKey(), "closed its PCI function as it exited (its memory is gone)");
+                continue;
+            }
             if (e.getValue().fatal != null || tell(e.getKey(), e.getValue())) continue;
             Wire.Out out = e.getValue().answer(giveUp);
             if (out != null) e.getKey().send(out.finish(0));
@@ -186,8 +200,14 @@ final class PciFace implements AutoCloseable {
 
     /** The driver's connection ended ({@code how}: it closed its PCI function...): its mappings go. */
     void closed(Connection c, String how) {
-        PciDevice d = devices.remove(c);
+        exited.remove(c);
         c.close();
+        letGo(c, how);
+    }
+
+    /** Lets driver {@code c} go ({@code how}), its connection left as it is. */
+    private void letGo(Connection c, String how) {
+        PciDevice d = devices.remove(c);
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
         tell(d);

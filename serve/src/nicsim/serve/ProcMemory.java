@@ -24,7 +24,9 @@ import nicsim.verbs.VerbsException;
  * simulator in (its provider sets PR_SET_PTRACER). An access the kernel refuses (the program
  * freed or unmapped a registered buffer, or exited) reads zeros and writes nothing, as a device
  * DMA into memory taken from under it would: it is counted and the first is kept, for the
- * simulator to report, and the simulation goes on.
+ * simulator to report, and the simulation goes on. A program's memory released whole (it exits:
+ * Linux removes a killed process's memory before its files close) is {@link #gone}: its driver
+ * is then let go as if its device file had closed.
  *
  * <p>While simulated time moves the program waits, so its memory holds still but for what the
  * adapter writes: then ({@link #hold}) each page the adapter touches is read once, the adapter's
@@ -78,6 +80,10 @@ final class ProcMemory implements AutoCloseable {
     private final Tap tap;
     private long failures, writes;
     private String firstFailure;
+    /** Whether the kernel moved nothing at all: the process's memory is released (see {@link #gone}). */
+    private boolean gone;
+    /** What the kernel's read of a released memory gives (no bytes: an address not mapped is EIO instead). */
+    private static final String RELEASED = "no bytes moved";
     /** While held: the pages touched, by page number (their bytes read once, or only written so far). */
     private final Map<Long, Page> pages = new HashMap<>();
     private boolean holding;
@@ -128,6 +134,7 @@ final class ProcMemory implements AutoCloseable {
         try {
             move(va, buf, write);
         } catch (IOException e) {
+            gone |= RELEASED.equals(e.getMessage()); // as recorded, so a replay finds it gone where the run did
             if (failures++ == 0) firstFailure = String.format("process %d: DMA %s of %d bytes at 0x%x: %s", pid,
                     write ? "write" : "read", buf.remaining(), va + buf.position() - start, e.getMessage());
             if (!write) while (buf.hasRemaining()) buf.put((byte) 0);
@@ -144,7 +151,7 @@ final class ProcMemory implements AutoCloseable {
         try {
             for (long at = va; buf.hasRemaining(); ) {
                 int n = write ? mem.write(buf, at) : mem.read(buf, at);
-                if (n <= 0) throw new IOException("no bytes moved");
+                if (n <= 0) throw new IOException(RELEASED);
                 at += n;
             }
         } catch (IOException e) {
@@ -241,6 +248,7 @@ final class ProcMemory implements AutoCloseable {
                 if (was != null) // the adapter's writes stay over what was read
                     for (int i = p.dirty.nextSetBit(0); i >= 0; i = p.dirty.nextSetBit(i + 1)) p.bytes[i] = was[i];
             } catch (IOException e) {
+                gone |= RELEASED.equals(e.getMessage());
                 p.unreadable = true; // each access goes to the kernel, which refuses it as it did before
                 if (was != null) System.arraycopy(was, 0, p.bytes, 0, PAGE);
             }
@@ -308,6 +316,12 @@ final class ProcMemory implements AutoCloseable {
 
     /** DMA writes into the program's memory so far (a program spinning on its memory looks again after one). */
     long writes() { return writes; }
+
+    /**
+     * Whether the program's memory is released: the kernel found no memory at all behind the process, which exits
+     * (its memory goes before its files close), rather than an address not mapped.
+     */
+    boolean gone() { return gone; }
 
     /** Accesses the kernel refused. */
     long failures() { return failures; }

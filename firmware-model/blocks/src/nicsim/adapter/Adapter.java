@@ -89,9 +89,8 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
     private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
-    private final List<Object> errors = new ArrayList<>();
-    /** The simulated time each of {@link #errors} was found at. */
-    private final List<Long> errorTimes = new ArrayList<>();
+    /** What the adapter found wrong: each counted, the first and last {@link Problems#KEPT} kept. */
+    private final Problems problems = new Problems();
     private final List<byte[]> partial = new ArrayList<>();
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
     private final Map<Long, ArrayDeque<long[]>> doorbellsSeen = new HashMap<>();
@@ -235,18 +234,17 @@ public final class Adapter implements PciFunction, Clocked {
     public void report(Object problem) { problem(problem); }
 
     private void problem(Object p) {
-        errors.add(p);
-        errorTimes.add(sim.now());
+        problems.add(p, sim.now());
         // on the timeline too, where the driver's other doings are (when the adapter is traced)
-        String n = "violation#" + errors.size();
+        String n = "violation#" + problems.count();
         sim.trace().recordOn("Adapter", tracePrefix + "Adapter", n, "violation", p.toString());
     }
 
-    /** The simulated time, in ps, at which {@code errors().get(i)} was found. */
-    public long errorTime(int i) { return errorTimes.get(i); }
+    /** The problems found so far: each counted, the first and last kept with their times (no copy). */
+    public Problems problems() { return problems; }
 
-    /** How many problems have been found so far. */
-    public int errorCount() { return errors.size(); }
+    /** How many problems have been found so far, kept or not. */
+    public long errorCount() { return problems.count(); }
 
     /** Firmware: writes an mkey context into the MttWalker's table. */
     public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); queued(); }
@@ -353,8 +351,11 @@ public final class Adapter implements PciFunction, Clocked {
     public DoorbellDecoder decoder() { return decoder; }
     public WqeFetcher fetcher() { return fetcher; }
     public CqeWriter cqeWriter() { return cqeWriter; }
-    /** Refused doorbells, malformed WQEs and dropped doorbells, in order. */
-    public List<Object> errors() { return List.copyOf(errors); }
+    /**
+     * Refused doorbells, malformed WQEs and dropped doorbells, in order: every one, or past twice
+     * {@link Problems#KEPT} the first and last kept with a line between saying how many were not (a view, no copy).
+     */
+    public List<Object> errors() { return problems.reports(); }
 
     /**
      * Sets up completion queue {@code cqn}: owned by UAR page {@code uar}, ring at {@code ringBase}

@@ -360,7 +360,7 @@ final class Commands {
     private long createSrq(Cmd.CreateSrq c) {
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(srqn, c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
                 (int) c.limit()));
         return srqn;
     }
@@ -375,7 +375,7 @@ final class Commands {
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(srqn, c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
                 (int) c.limit(), c.xrcd(), cq));
         domain.users++;
         cq.users++;
@@ -393,7 +393,7 @@ final class Commands {
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(srqn, c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
                 (int) c.limit(), 0, cq, new TagMatching((int) c.maxTags(), (int) c.maxOps())));
         cq.users++;
         return srqn;
@@ -437,8 +437,8 @@ final class Commands {
         if ((ring & 15) != 0 || (dbrec & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, ring);
     }
 
-    private RecvRingReader ring(long ring, long logSize, long strideLog, long dbrec) {
-        return new RecvRingReader(fw.adapter.port(), ring, 1 << logSize, (int) strideLog, dbrec, fw.recvPrefetch);
+    private RecvRingReader ring(long srqn, long ring, long logSize, long strideLog, long dbrec) {
+        return new RecvRingReader(fw, String.format("srqn 0x%x", srqn), ring, 1 << logSize, (int) strideLog, dbrec);
     }
 
     private void destroySrq(long srqn) {

@@ -165,8 +165,8 @@ final class Qp {
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(),
-                c.dbrec(), fw.recvPrefetch);
+        this.rq = new RecvRingReader(fw, String.format("qpn 0x%x", qpn), c.rqAddr(), 1 << c.rqLogSize(),
+                (int) c.rqStrideLog(), c.dbrec());
         this.dbrec = c.dbrec();
         this.srq = srq;
         this.sqAddr = c.sqAddr();

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
+import nicsim.abi.DoorbellRecord;
 import nicsim.abi.RecvWqeFormat;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.host.PciPort;
@@ -15,13 +16,19 @@ import nicsim.host.PciPort;
  * 2^logSize WQEs of 2^strideLog bytes, each a list of 16-byte data segments (byte count, lkey,
  * address) ended by a terminator (count 0, lkey 0x100) when shorter than the stride. The driver
  * publishes its 16-bit producer counter in the doorbell record (no MMIO, as mlx5); the firmware
- * reads the record only when it has used every WQE it knew of.
+ * reads the record only when it has used every WQE it knew of. A record more than a ring's worth
+ * of WQEs past those taken is malformed and changes nothing (see {@link #adopt}).
  */
 final class RecvRingReader {
     /** A receive WQE: its counter, scatter list and total room. */
     record Wqe(int index, List<Sge> sges, long capacity) {}
 
+    private final Firmware fw;
     private final PciPort port;
+    /** The queue as its reports name it: "qpn 0x12", "srqn 0x3". */
+    private final String owner;
+    /** Whether a malformed doorbell record was told (once a queue; each is counted). */
+    private boolean malformedTold;
     final long ring, dbrec;
     final int size, strideLog;
     /** How many WQEs to hold read ahead of need ({@code fw.recv.prefetch}); 0 reads each when a message arrives. */
@@ -37,13 +44,15 @@ final class RecvRingReader {
      */
     private final ArrayDeque<Consumer<Wqe>> waiters = new ArrayDeque<>();
 
-    RecvRingReader(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
-        this.port = port;
+    RecvRingReader(Firmware fw, String owner, long ring, int size, int strideLog, long dbrec) {
+        this.fw = fw;
+        this.port = fw.adapter.port();
+        this.owner = owner;
         this.ring = ring;
         this.size = size;
         this.strideLog = strideLog;
         this.dbrec = dbrec;
-        this.prefetch = prefetch;
+        this.prefetch = fw.recvPrefetch;
     }
 
     /** WQEs known to be posted and not yet taken. */
@@ -75,10 +84,30 @@ final class RecvRingReader {
     /** Re-reads the producer counter from the doorbell record, then runs {@code then}. */
     void readProducer(Runnable then) {
         port.dmaRead(dbrec, 4, r -> {
-            if (r.status() == PciPort.DmaStatus.OK) producer = (int) (BigEndian.get32(r.data(), 0) & 0xFFFF);
+            if (r.status() == PciPort.DmaStatus.OK) adopt((int) (BigEndian.get32(r.data(), 0) & 0xFFFF));
             then.run();
             refill();
         });
+    }
+
+    /**
+     * Takes {@code recorded} as the producer counter, unless it is more than the ring's size past {@link #head}:
+     * software never has more WQEs posted than the ring holds, and head is never past what it posted, so such a
+     * counter (ahead by more than a ring, or behind) is malformed (a killed program's memory reading as zeros, a
+     * driver's stray write). As a refused doorbell, it changes nothing: the queue stays as it was, and a flush never
+     * walks more than the ring. Counted each time, told once a queue.
+     */
+    private void adopt(int recorded) {
+        if (((recorded - head) & 0xFFFF) <= size) {
+            producer = recorded;
+            return;
+        }
+        fw.stats.inc(FirmwareStat.RECV_RECORDS_MALFORMED);
+        if (malformedTold) return;
+        malformedTold = true;
+        fw.report(String.format("MALFORMED_RECV_DBREC on %s: the doorbell record's receive counter (at 0x%x) is "
+                + "0x%x, but 0x%x WQEs are taken and the ring holds %d: a counter more than a ring ahead of them "
+                + "(or behind) is ignored", owner, dbrec + DoorbellRecord.RECV, recorded, head, size));
     }
 
     /** The next WQE, or null if the ring is empty. */

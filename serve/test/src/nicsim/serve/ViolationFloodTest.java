@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import nicsim.adapter.Problems;
 import nicsim.driver.World;
 import nicsim.serve.Transport.Connection;
 import org.junit.jupiter.api.Test;
@@ -50,14 +51,18 @@ class ViolationFloodTest {
         assertEquals(List.of(p[0]), left, "its program is told once that a function of it closed");
         assertTrue(p[0].detached(), "nothing of it is left attached");
         assertTrue(text.contains("the device reports at 0.000 us: CQ 0x2 overrun"), text);
-        assertTrue(text.contains("CQ 0x2 a completion dropped: the CQ is in error (" + (PROBLEMS - 1)
-                + " times in a row, the last at 0.000 us)"), text);
-        assertEquals(2, text.lines().filter(l -> l.contains("the device reports")).count(), "a line a run:\n" + text);
+        // the adapter kept the first and the last KEPT reports: the run is told on either side of those not kept
+        String dropped = "CQ 0x2 a completion dropped: the CQ is in error (";
+        assertTrue(text.contains(dropped + (Problems.KEPT - 1) + " times in a row, the last at 0.000 us)"), text);
+        assertTrue(text.contains(String.format("the device reports %,d problems more, not kept (an adapter keeps "
+                + "the first and last %d reports)", PROBLEMS - 2 * Problems.KEPT, Problems.KEPT)), text);
+        assertTrue(text.contains(dropped + Problems.KEPT + " times in a row, the last at 0.000 us)"), text);
+        assertEquals(4, text.lines().filter(l -> l.contains("the device reports")).count(), "a line a run:\n" + text);
         assertTrue(text.contains(PROBLEMS + " violations"), "the summary counts each: " + text);
     }
 
     /** PCI_OPEN's body for node 0, process {@code pid}, socket 3, no flags. */
-    private static Wire.In openRequest(int pid) {
+    static Wire.In openRequest(int pid) {
         ByteBuffer b = new Wire.Out(new WireLayout.PciOpenRequest(Wire.VERSION, 0, pid, 3)).string("flood")
                 .put(new WireLayout.OpenArgument(0)).finish(0);
         byte[] all = new byte[b.remaining()];
