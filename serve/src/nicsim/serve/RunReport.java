@@ -49,7 +49,8 @@ final class RunReport {
                 c.get("Firmware.packets_out"), c.get("Firmware.packets_in"), c.get("Firmware.retransmits"),
                 c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
         StringBuilder trouble = new StringBuilder();
-        String kinds = ".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*";
+        String kinds = ".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored"
+                + "|malformed).*";
         for (var e : c.snapshot("Firmware.").entrySet())
             if (e.getValue() > 0 && e.getKey().matches(kinds))
                 trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
