@@ -64,6 +64,8 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private final long pollInterval;
     private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
+    private final StreamDemux<DoorbellMsg> route;
+    private PciDmaReader reader;
     private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.KlmEntry> klmIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
@@ -140,7 +142,7 @@ public final class Adapter implements PciFunction, Clocked {
         for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace()
                 .lanes(tracePrefix + engine, cfg.dma().channels());
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
-        StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
+        route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
         decoder.doorbell().connect(route.input());
         route.output(0).connect(fetcher.doorbell());
@@ -385,7 +387,23 @@ public final class Adapter implements PciFunction, Clocked {
     public AdapterConfig parameters() { return cfg; }
     @Override public void connect(PciPort p) {
         port = new OnChipPort(p, dm); // device memory is served on the chip; the rest goes over PCI
-        new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
+        reader = new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
+        core.coastWith(new WalkerCoast(), core.blocks());
+    }
+
+    /**
+     * The core clock coasts over the MttWalker's edges that need no wires (a key's check, a walk's step) while every
+     * other block on it is idle and nothing waits for it here: no block's input or output is valid on those edges,
+     * so the walker alone changes, and only inside itself. The edge that shows its answer runs through the wires.
+     */
+    private final class WalkerCoast implements ClockDomain.Coaster {
+        @Override public long coastable() {
+            if (active() || !xlateIn.isEmpty() || decoder.active() || fetcher.active() || cqeWriter.active()
+                    || route.active() || reader.active()) return 0;
+            return mtt.quietEdges();
+        }
+
+        @Override public void coast(long first, long n) { mtt.coast(n); }
     }
 
     /** The adapter's device memory (ibv_alloc_dm). */
