@@ -388,22 +388,36 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public void connect(PciPort p) {
         port = new OnChipPort(p, dm); // device memory is served on the chip; the rest goes over PCI
         reader = new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
-        core.coastWith(new WalkerCoast(), core.blocks());
+        core.coastWith(new CoreCoast(), core.blocks());
     }
 
     /**
-     * The core clock coasts over the MttWalker's edges that need no wires (a key's check, a walk's step) while every
-     * other block on it is idle and nothing waits for it here: no block's input or output is valid on those edges,
-     * so the walker alone changes, and only inside itself. The edge that shows its answer runs through the wires.
+     * The core clock coasts over the edges its blocks run alone, inside themselves: the DoorbellDecoder's decode of the
+     * write it holds, the WqeFetcher's pick of the next ring read, the MttWalker's checks and walk steps. Only while
+     * nothing waits here for the blocks and every other block on the clock is idle: no input is valid on those edges,
+     * so the busy blocks change only inside themselves, together, each as on its own. The edge that shows what they
+     * made runs through the wires.
      */
-    private final class WalkerCoast implements ClockDomain.Coaster {
+    private final class CoreCoast implements ClockDomain.Coaster {
+        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges)
+        private boolean decoding, picking, walking;
+
         @Override public long coastable() {
-            if (active() || !xlateIn.isEmpty() || decoder.active() || fetcher.active() || cqeWriter.active()
-                    || route.active() || reader.active()) return 0;
-            return mtt.quietEdges();
+            if (active() || !xlateIn.isEmpty() || cqeWriter.active() || route.active() || reader.active()) return 0;
+            long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
+            long n = Math.min(d, Math.min(f, w));
+            if (n == MttWalker.IDLE_EDGES) return 0;
+            decoding = d != MttWalker.IDLE_EDGES;
+            picking = f != MttWalker.IDLE_EDGES;
+            walking = w != MttWalker.IDLE_EDGES;
+            return n;
         }
 
-        @Override public void coast(long first, long n) { mtt.coast(n); }
+        @Override public void coast(long first, long n) {
+            if (decoding) decoder.coast();
+            if (picking) fetcher.coast();
+            if (walking) mtt.coast(n);
+        }
     }
 
     /** The adapter's device memory (ibv_alloc_dm). */

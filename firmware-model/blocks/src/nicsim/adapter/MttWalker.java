@@ -211,17 +211,21 @@ public final class MttWalker implements Block {
 
     /**
      * How many of the coming edges it runs alone, on its registered state, with no input valid: none while a response
-     * or a fill request is held (the next edge drives it) or while idle or waiting for a fill; two for a direct key's
-     * check (the walk's first step follows it, and holds the response or the fill request it makes); else one.
+     * or a fill request is held (the next edge drives it); two for a direct key's check (the walk's first step follows
+     * it, and holds the response or the fill request it makes); one for another check or step. {@link #IDLE_EDGES}
+     * while idle or waiting for a fill: it does nothing till an input comes.
      */
     long quietEdges() {
         if (outReg != null || fillReg != null) return 0;
         return switch (state) {
-            case IDLE, FILL -> 0;
+            case IDLE, FILL -> IDLE_EDGES;
             case KLM, WALK -> 1;
             case CHECK -> checkPasses() ? 2 : 1;
         };
     }
+
+    /** What {@link #quietEdges} (and its like in the other blocks) says of a block with nothing to do on any edge. */
+    static final long IDLE_EDGES = Long.MAX_VALUE;
 
     /** Whether the check about to run passes for a direct key of non-zero length: the walk follows it. */
     private boolean checkPasses() {

@@ -8,12 +8,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.Consumer;
+import nicsim.abi.Cqe64;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts.KlmEntry;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.adapter.WqePorts.SqConfig;
 import nicsim.adapter.WqePorts.WqeError;
+import nicsim.adapter.stim.SendQueueHost;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.profile.Profile;
@@ -23,9 +26,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The core clock coasts over the edges a block runs alone (the adapter's coaster): the MttWalker's check and walk
- * steps. A coast one edge too long or too short shows here: the same seeded stimulus, run with every edge through
- * the wires and run coasting, must give the same answers at the same times, the same edge count, counters and end.
+ * The core clock coasts over the edges its blocks run alone (the adapter's coaster): the DoorbellDecoder's decode,
+ * the WqeFetcher's pick of a read, the MttWalker's check and walk steps. A coast one edge too long or too short shows
+ * here: the same seeded stimulus, run with every edge through the wires and run coasting, must give the same answers
+ * at the same times, the same edge count, counters and end.
  */
 class CoreCoastTest {
     static final Profile PROFILE = Profiles.load("cx-gen3x16");
@@ -46,6 +50,61 @@ class CoreCoastTest {
         assertEquals(oneByOne.edges(), coasting.edges(), "core clock edges");
         assertEquals(oneByOne.counters(), coasting.counters());
         assertEquals(oneByOne.end(), coasting.end());
+    }
+
+    /** The profiles with hardware doorbells (lanai43 has none: its control program polls for them). */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"lanai72", "cx-gen3x16", "cx6-gen4x16"})
+    void doorbellsAndFetchesCoastToTheSameWqesAndCompletionsAtTheSameCycles(String profile) {
+        Run oneByOne = sendPath(profile, false);
+        Run coasting = sendPath(profile, true);
+        assertEquals(0, oneByOne.coasted());
+        assertTrue(coasting.coasted() > 0, "decodes and picks coast");
+        assertTrue(oneByOne.answers().size() > 60, oneByOne.answers().toString());
+        assertEquals(oneByOne.answers(), coasting.answers());
+        assertEquals(oneByOne.edges(), coasting.edges(), "core clock edges");
+        assertEquals(oneByOne.counters(), coasting.counters());
+        assertEquals(oneByOne.end(), coasting.end());
+    }
+
+    /**
+     * Seeded rounds on one send queue with a CQ, each started while the last may still run: signaled and unsignaled
+     * NOPs rung by doorbell or by BlueFlame, now and then a doorbell from a page that does not own the queue; the CQ
+     * polled and armed after each. What shows: each WQE fetched with its cycle, each CQE polled, each interrupt and
+     * refused doorbell, with their times. Coasted edges are counted from after the set-up (which coasts in both).
+     */
+    static Run sendPath(String profile, boolean coasting) {
+        int uar = 3;
+        SendQueueHost h = new SendQueueHost(Profiles.load(profile), 0x21, uar, 0x80_0000, 6, 7, 0x9, 0x90_0000, 4, 5);
+        List<String> seen = new ArrayList<>();
+        h.interruptHook = () -> seen.add(h.sim.now() + " ps: interrupt");
+        h.sim.coasting(coasting);
+        long setUp = h.adapter.core().edgesCoasted();
+        Random rnd = new Random(11);
+        for (int round = 0; round < 40; round++) {
+            switch (rnd.nextInt(5)) {
+                case 0 -> h.postBlueFlame(WqeLayout.OP_NOP, 0);
+                case 1 -> {
+                    h.postNop(true);
+                    h.ringDoorbell(uar + 1);
+                    h.ringDoorbell();
+                }
+                default -> {
+                    for (int i = rnd.nextInt(3); i >= 0; i--) h.postNop(rnd.nextBoolean());
+                    h.ringDoorbell();
+                }
+            }
+            h.sim.runFor(h.adapter.core().cyclesToPicos(rnd.nextInt(60)));
+            for (Cqe64.View v : h.pollCq()) seen.add(h.sim.now() + " ps: " + v);
+            h.armCq(false);
+        }
+        h.run();
+        for (Cqe64.View v : h.pollCq()) seen.add(h.sim.now() + " ps: " + v);
+        for (Adapter.Wqe w : h.wqes()) seen.add("WQE " + w.index() + " at cycle " + w.cycle());
+        for (int i = 0; i < h.adapter.errorCount(); i++)
+            seen.add(h.adapter.errorTime(i) + " ps: " + h.adapter.errors().get(i));
+        return new Run(seen, h.adapter.core().edgesRun(), h.adapter.core().edgesCoasted() - setUp,
+                h.sim.counters().snapshot().toString(), h.sim.now());
     }
 
     /**
