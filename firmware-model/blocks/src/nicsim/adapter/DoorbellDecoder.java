@@ -182,7 +182,7 @@ public final class DoorbellDecoder implements Block {
     /** Runs the edge of {@link #quietEdges} as {@link #update} would with no input valid: the held write decoded. */
     void coast() {
         if (s1 == null || !fifo.isEmpty() || errReg != null)
-            throw new IllegalStateException("DoorbellDecoder: coasting edge with nothing to decode or an output driven");
+            throw new IllegalStateException("DoorbellDecoder: coasting an edge with nothing to decode, or an output");
         process(s1, false);
         s1 = null;
     }
