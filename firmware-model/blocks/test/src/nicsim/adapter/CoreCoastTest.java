@@ -53,14 +53,17 @@ class CoreCoastTest {
         assertEquals(oneByOne.end(), coasting.end());
     }
 
-    /** The profiles with hardware doorbells (lanai43 has none: its control program polls for them). */
+    /**
+     * Every profile: lanai43's control program polls for doorbells and its fetcher reads each WQE over PCI, which no
+     * coast skips, so little of it coasts; the others' BlueFlame-rung WQEs coast from decode to their first WQEBB.
+     */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"lanai72", "cx-gen3x16", "cx6-gen4x16"})
+    @ValueSource(strings = {"lanai43", "lanai72", "cx-gen3x16", "cx6-gen4x16"})
     void doorbellsAndFetchesCoastToTheSameWqesAndCompletionsAtTheSameCycles(String profile) {
         Run oneByOne = sendPath(profile, false);
         Run coasting = sendPath(profile, true);
         assertEquals(0, oneByOne.coasted());
-        assertTrue(coasting.coasted() > 50, "decodes, picks and reads from BlueFlame coast: " + coasting.coasted());
+        assertTrue(coasting.coasted() > 10, "decodes, picks and reads from BlueFlame coast: " + coasting.coasted());
         assertTrue(oneByOne.answers().size() > 60, oneByOne.answers().toString());
         assertEquals(oneByOne.answers(), coasting.answers());
         assertEquals(oneByOne.edges(), coasting.edges(), "core clock edges");
