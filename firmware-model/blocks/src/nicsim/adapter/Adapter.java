@@ -64,6 +64,8 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private final long pollInterval;
     private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
+    private final StreamDemux<DoorbellMsg> route;
+    private PciDmaReader reader;
     private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.KlmEntry> klmIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
@@ -139,7 +141,7 @@ public final class Adapter implements PciFunction, Clocked {
         for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace()
                 .lanes(tracePrefix + engine, cfg.dma().channels());
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
-        StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
+        route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
         decoder.doorbell().connect(route.input());
         route.output(0).connect(fetcher.doorbell());
@@ -386,7 +388,54 @@ public final class Adapter implements PciFunction, Clocked {
     public AdapterConfig parameters() { return cfg; }
     @Override public void connect(PciPort p) {
         port = new OnChipPort(p, dm); // device memory is served on the chip; the rest goes over PCI
-        new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
+        reader = new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
+        core.coastWith(new CoreCoast(), core.blocks());
+    }
+
+    /**
+     * The core clock coasts over the edges its blocks run alone, inside themselves: the DoorbellDecoder's decode of the
+     * write it holds, the WqeFetcher's pick of the next ring read, the MttWalker's checks and walk steps; and over the
+     * two edges after a pick when the BlueFlame buffer holds the read whole: the reader takes it and serves it from
+     * there, and hands the first WQEBB back. Only while nothing waits here for the blocks and every other block on the
+     * clock is idle: no input from outside them is valid on those edges, so the busy blocks change only among
+     * themselves, each as on its own. The edge that shows what they made runs through the wires.
+     */
+    private final class CoreCoast implements ClockDomain.Coaster {
+        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), and whether the
+        // fetcher's pick goes on to the read served from BlueFlame
+        private boolean decoding, picking, walking, serving;
+
+        @Override public long coastable() {
+            if (active() || !xlateIn.isEmpty() || cqeWriter.active() || route.active() || reader.active()) return 0;
+            long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
+            serving = f == 1 && reader.idle() && heldWhole(fetcher.nextRead());
+            if (serving) f = 3;
+            long n = Math.min(d, Math.min(f, w));
+            if (n == MttWalker.IDLE_EDGES) return 0;
+            decoding = d != MttWalker.IDLE_EDGES;
+            picking = f != MttWalker.IDLE_EDGES;
+            walking = w != MttWalker.IDLE_EDGES;
+            return n;
+        }
+
+        @Override public void coast(long first, long n) {
+            if (decoding) decoder.coast();
+            if (picking) fetcher.coast();
+            if (walking) mtt.coast(n);
+            if (!serving || n < 2) return;
+            WqePorts.DmaReadReq r = fetcher.coastReadTaken();
+            fetchIssued(r, core.picosOfCycle(first + 1));
+            reader.coastTake(r);
+            if (n > 2) fetcher.coastBeat(reader.coastBeatTaken());
+        }
+    }
+
+    /** Whether the BlueFlame buffer holds every WQEBB of ring read {@code r} (the reader serves it from there). */
+    private boolean heldWhole(WqePorts.DmaReadReq r) {
+        if (bfLines == null || bfLines.isEmpty()) return false;
+        for (long i = 0; i < r.length() / WqeLayout.WQEBB; i++)
+            if (!bfLines.contains(r.addr() + i * WqeLayout.WQEBB)) return false;
+        return true;
     }
 
     /** The adapter's device memory (ibv_alloc_dm). */
@@ -596,15 +645,7 @@ public final class Adapter implements PciFunction, Clocked {
             // a QP whose context is not in the fetcher: a context-cache miss for the firmware, not an error
             firmware.onSqMiss(d.qpn(), (int) d.index());
         }
-        if (fetcher.dmaReq().fire()) {
-            WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
-            int slot = (int) r.tag();
-            if (slotQpn[slot] >= 0) {
-                int count = (int) (r.length() / WqeLayout.WQEBB), first = slotNext[slot];
-                if (tracingWqe()) fetchesSeen.get(slotQpn[slot]).add(new long[]{first, count, sim.now()});
-                slotNext[slot] = (first + count) & 0xFFFF;
-            }
-        }
+        if (fetcher.dmaReq().fire()) fetchIssued(fetcher.dmaReq().payload(), sim.now());
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
         if (cqeWriter.cqConfig().valid()) taken(cqConfigIn);
         if (cqeWriter.cqe().fire()) {
@@ -658,6 +699,15 @@ public final class Adapter implements PciFunction, Clocked {
             // waiting was raised while this write was held (a completion's, or an arm's behind it)
             while (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
         }
+    }
+
+    /** The fetcher's ring read {@code r} left it at {@code time}: the WQEBBs its queue fetches next, the timeline's. */
+    private void fetchIssued(WqePorts.DmaReadReq r, long time) {
+        int slot = (int) r.tag();
+        if (slotQpn[slot] < 0) return;
+        int count = (int) (r.length() / WqeLayout.WQEBB), first = slotNext[slot];
+        if (tracingWqe()) fetchesSeen.get(slotQpn[slot]).add(new long[]{first, count, time});
+        slotNext[slot] = (first + count) & 0xFFFF;
     }
 
     /**

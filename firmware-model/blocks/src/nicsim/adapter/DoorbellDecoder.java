@@ -170,6 +170,24 @@ public final class DoorbellDecoder implements Block {
     }
 
     /**
+     * How many of the coming edges it runs alone, with no input valid and nothing on its outputs: one to decode the
+     * write it holds (into the FIFO or the error register, which the edge after drives); none while it drives a
+     * doorbell or an error; {@link MttWalker#IDLE_EDGES} while it holds nothing.
+     */
+    long quietEdges() {
+        if (!fifo.isEmpty() || errReg != null) return 0;
+        return s1 == null ? MttWalker.IDLE_EDGES : 1;
+    }
+
+    /** Runs the edge of {@link #quietEdges} as {@link #update} would with no input valid: the held write decoded. */
+    void coast() {
+        if (s1 == null || !fifo.isEmpty() || errReg != null)
+            throw new IllegalStateException("DoorbellDecoder: coasting an edge with nothing to decode, or an output");
+        process(s1, false);
+        s1 = null;
+    }
+
+    /**
      * The producer counter a send doorbell announces. Written as mlx5 does (the ctrl segment of the
      * last WQE: its own index and DS, also the head of a BlueFlame write), it is the index plus that
      * WQE's WQEBBs; with DS 0 the index is the producer counter itself.

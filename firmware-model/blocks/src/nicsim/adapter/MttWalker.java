@@ -209,6 +209,59 @@ public final class MttWalker implements Block {
         return working || outReg != null || fillReg != null || mkeyWrite.valid() || klmWrite.valid();
     }
 
+    /**
+     * How many of the coming edges it runs alone, on its registered state, with no input valid: none while a response
+     * or a fill request is held (the next edge drives it); two for a direct key's check (the walk's first step follows
+     * it, and holds the response or the fill request it makes); one for another check or step. {@link #IDLE_EDGES}
+     * while idle or waiting for a fill: it does nothing till an input comes.
+     */
+    long quietEdges() {
+        if (outReg != null || fillReg != null) return 0;
+        return switch (state) {
+            case IDLE, FILL -> IDLE_EDGES;
+            case KLM, WALK -> 1;
+            case CHECK -> checkPasses() ? 2 : 1;
+        };
+    }
+
+    /** What {@link #quietEdges} (and its like in the other blocks) says of a block with nothing to do on any edge. */
+    static final long IDLE_EDGES = Long.MAX_VALUE;
+
+    /** Whether the check about to run passes for a direct key of non-zero length: the walk follows it. */
+    private boolean checkPasses() {
+        if (!inPiece && cur.length() == 0) return false;
+        MkeyContext c = table[(int) ((tMkey >>> 8) & (cfg.mkeyEntries() - 1))];
+        return status(c) == Status.OK && c.indirect() == 0;
+    }
+
+    /** Runs {@code n} edges of {@link #quietEdges} in one step, as {@link #update} would with no input valid. */
+    void coast(long n) {
+        for (long i = 0; i < n; i++) {
+            switch (state) {
+                case CHECK -> check(true);
+                case KLM -> klmStep(true);
+                case WALK -> walk(true);
+                default -> throw new IllegalStateException("MttWalker: coasting edge in state " + state);
+            }
+        }
+    }
+
+    private Status status(MkeyContext c) {
+        XlateReq r = cur;
+        boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
+        long rel = c == null ? 0 : zeroBased ? tVa : tVa - c.start();
+        if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (tMkey >>> 8)) return Status.BAD_INDEX;
+        if (c.key() != (tMkey & 0xff)) return Status.BAD_KEY;
+        if (c.pd() != r.pd()) return Status.BAD_PD;
+        if (c.boundQp() != 0 && c.qpn() != r.qpn()) return Status.NOT_BOUND;
+        if ((!zeroBased && Long.compareUnsigned(tVa, c.start()) < 0) || Long.compareUnsigned(rel, c.length()) > 0
+                || Long.compareUnsigned(tLen, c.length() - rel) > 0) return Status.OUT_OF_RANGE;
+        if ((r.access() & ~c.access() & 0x1f) != 0) return Status.NO_ACCESS;
+        if (c.state() != MttPorts.STATE_VALID) return Status.NOT_VALID;
+        if (inPiece && c.indirect() != 0) return Status.NESTED_INDIRECT;
+        return Status.OK;
+    }
+
     private void check(boolean canEmit) {
         XlateReq r = cur;
         if (!inPiece && r.length() == 0) {
@@ -218,17 +271,7 @@ public final class MttWalker implements Block {
         MkeyContext c = table[(int) ((tMkey >>> 8) & (cfg.mkeyEntries() - 1))];
         boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
         long rel = c == null ? 0 : zeroBased ? tVa : tVa - c.start();
-        Status s;
-        if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (tMkey >>> 8)) s = Status.BAD_INDEX;
-        else if (c.key() != (tMkey & 0xff)) s = Status.BAD_KEY;
-        else if (c.pd() != r.pd()) s = Status.BAD_PD;
-        else if (c.boundQp() != 0 && c.qpn() != r.qpn()) s = Status.NOT_BOUND;
-        else if ((!zeroBased && Long.compareUnsigned(tVa, c.start()) < 0) || Long.compareUnsigned(rel, c.length()) > 0
-                || Long.compareUnsigned(tLen, c.length() - rel) > 0) s = Status.OUT_OF_RANGE;
-        else if ((r.access() & ~c.access() & 0x1f) != 0) s = Status.NO_ACCESS;
-        else if (c.state() != MttPorts.STATE_VALID) s = Status.NOT_VALID;
-        else if (inPiece && c.indirect() != 0) s = Status.NESTED_INDIRECT;
-        else s = Status.OK;
+        Status s = status(c);
         if (s != Status.OK) {
             if (canEmit) { emit(0, 0, true, s); state = State.IDLE; }
             return;

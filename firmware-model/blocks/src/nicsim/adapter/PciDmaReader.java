@@ -47,26 +47,47 @@ public final class PciDmaReader implements Clocked {
 
     @Override public void update() {
         if (rsp.fire()) ready.pollFirst();
-        if (req.fire()) {
-            DmaReadReq r = req.payload();
-            byte[] held = local.apply(r);
-            if (held != null) {
-                for (int b = 0; b < r.length() / WqeLayout.WQEBB; b++)
-                    ready.addLast(new WqebbBeat(Line64.words(held, b * WqeLayout.WQEBB), 0));
-                return;
-            }
-            reading = true;
-            port.dmaRead(r.addr(), (int) r.length(), res -> {
-                int beats = (int) (r.length() / WqeLayout.WQEBB);
-                for (int b = 0; b < beats; b++) {
-                    boolean ok = res.status() == PciPort.DmaStatus.OK;
-                    long[] words = ok ? Line64.words(res.data(), b * WqeLayout.WQEBB) : new long[8];
-                    ready.addLast(new WqebbBeat(words, ok ? 0 : 1));
-                }
-                reading = false;
-                domain.wake();
-            });
+        if (req.fire()) take(req.payload());
+    }
+
+    /** Whether it neither reads nor holds beats: the next edge it takes a read offered. */
+    boolean idle() { return !reading && ready.isEmpty(); }
+
+    /**
+     * Runs an edge on which it takes read {@code r}, which the adapter holds whole ({@code local} gives its bytes), as
+     * {@link #update} would with only the request firing: its beats are ready from the next edge.
+     */
+    void coastTake(DmaReadReq r) {
+        if (!idle()) throw new IllegalStateException("PciDmaReader: coasting a read's hand-over while busy");
+        take(r);
+        if (reading) throw new IllegalStateException("PciDmaReader: coasted a read the adapter does not hold: " + r);
+    }
+
+    /** Runs an edge on which its first beat is taken, as {@link #update} would with only the response firing. */
+    WqebbBeat coastBeatTaken() {
+        WqebbBeat b = ready.pollFirst();
+        if (b == null) throw new IllegalStateException("PciDmaReader: coasting a beat's hand-over with none ready");
+        return b;
+    }
+
+    private void take(DmaReadReq r) {
+        byte[] held = local.apply(r);
+        if (held != null) {
+            for (int b = 0; b < r.length() / WqeLayout.WQEBB; b++)
+                ready.addLast(new WqebbBeat(Line64.words(held, b * WqeLayout.WQEBB), 0));
+            return;
         }
+        reading = true;
+        port.dmaRead(r.addr(), (int) r.length(), res -> {
+            int beats = (int) (r.length() / WqeLayout.WQEBB);
+            for (int b = 0; b < beats; b++) {
+                boolean ok = res.status() == PciPort.DmaStatus.OK;
+                long[] words = ok ? Line64.words(res.data(), b * WqeLayout.WQEBB) : new long[8];
+                ready.addLast(new WqebbBeat(words, ok ? 0 : 1));
+            }
+            reading = false;
+            domain.wake();
+        });
     }
 
     @Override public boolean active() { return !ready.isEmpty() || req.valid(); }

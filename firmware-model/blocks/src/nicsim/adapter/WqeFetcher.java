@@ -157,6 +157,44 @@ public final class WqeFetcher implements Block {
         return arbitrate() >= 0;
     }
 
+    /**
+     * How many of the coming edges it runs alone, with no input valid and nothing on its outputs: one to pick a queue
+     * and plan its ring read (which the edge after drives); none while it drives or waits for anything;
+     * {@link MttWalker#IDLE_EDGES} while no queue has WQEBBs to fetch.
+     */
+    long quietEdges() {
+        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null) return 0;
+        return arbitrate() < 0 ? MttWalker.IDLE_EDGES : 1;
+    }
+
+    /** Runs the edge of {@link #quietEdges} as {@link #update} would with no input valid: the next read issued. */
+    void coast() {
+        int pick = busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null ? -1 : arbitrate();
+        if (pick < 0) throw new IllegalStateException("WqeFetcher: coasting edge with no read to issue");
+        issue(plan(pick));
+    }
+
+    /** The read the pick of {@link #quietEdges} issues, as it will be (a look-ahead: it changes nothing). */
+    DmaReadReq nextRead() { return plan(arbitrate()); }
+
+    /**
+     * Runs an edge on which the read it drives is taken, as {@link #update} would with only {@code io_dmaReq} firing:
+     * the read is no longer offered. Returns it.
+     */
+    DmaReadReq coastReadTaken() {
+        if (!reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null)
+            throw new IllegalStateException("WqeFetcher: coasting a read's hand-over with none driven, or an output");
+        reqValid = false;
+        return req;
+    }
+
+    /** Runs an edge on which a beat of its read comes in, as {@link #update} would with only io_dmaRsp firing. */
+    void coastBeat(WqebbBeat b) {
+        if (!busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null)
+            throw new IllegalStateException("WqeFetcher: coasting a beat it does not wait for, or with an output");
+        beat(b);
+    }
+
     /** Round robin from the queue after the last one served: the first valid, running queue with WQEBBs pending. */
     private int arbitrate() {
         if (pendingSqs == 0) return -1;

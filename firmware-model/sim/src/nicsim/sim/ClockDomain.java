@@ -237,6 +237,9 @@ public final class ClockDomain {
      */
     public boolean watched() { return blockCount != coasterBlocks || tracedPorts != 0; }
 
+    /** How many blocks it clocks: a coaster accounts for those there when it is set ({@link #coastWith}). */
+    public int blocks() { return blockCount; }
+
     private boolean mayCoast() {
         return coaster != null && sim.coasting() && blockCount == coasterBlocks && tracedPorts == 0;
     }
