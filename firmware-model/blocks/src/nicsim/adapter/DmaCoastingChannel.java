@@ -266,8 +266,9 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
 
     /**
      * The earliest time after {@code t} that could wake the clock, other than the next beat of the engine's own
-     * ring (Long.MAX_VALUE: none): a time the domain holds, the next beat of the {@code otherNext}-th beat of the
-     * other ring, the first beat of a read answered while it ran. As {@link #wakeEdge} takes them.
+     * ring (Long.MAX_VALUE: none): a time the domain holds, the other ring's {@code otherNext}-th beat, the first
+     * beat of a read answered while it ran, as {@link #wakeEdge} takes them. Before it, nothing but the engine's
+     * own beats can change what an edge does.
      */
     private long otherWake(long t, BeatRing other, int otherNext) {
         long w = domain.wakeTimeAfter(t);
