@@ -99,17 +99,23 @@ final class BeatRing {
      * time {@code t}, one an edge: each is in by its edge and not flagged.
      */
     int inOnEdges(int i, long t, long period, int max) {
-        int m = Math.min(max, size - i);
-        for (int f = 0; f < flagged.size(); f++) { // the first flagged beat from the i-th on ends them
-            long from = flagged.get(f) - taken - i;
-            if (from >= 0) { m = (int) Math.min(m, from); break; }
-        }
+        int m = unflagged(i, max);
         if (m <= 0) return 0;
         int mask = words.length - 1;
         if (ordered && at[(head + i + m - 1) & mask] <= t) return m; // the last in by the first edge: all are
         int k = 0;
         for (; k < m && at[(head + i + k) & mask] <= t; k++) t += period;
         return k;
+    }
+
+    /** How many of the beats from the {@code i}-th on, at most {@code max}, the ring holds before a flagged one. */
+    int unflagged(int i, int max) {
+        int m = Math.min(max, size - i);
+        for (int f = 0; f < flagged.size(); f++) { // the first flagged beat from the i-th on ends them
+            long from = flagged.get(f) - taken - i;
+            if (from >= 0) return (int) Math.min(m, from);
+        }
+        return m;
     }
 
     /** Whether the {@code i}-th beat from the head is in at time {@code t}. */

@@ -128,7 +128,10 @@ class DmaChannel implements Clocked {
     private void blankWrite(Job j) {
         int n = (j.span + beat - 1) / beat;
         if (ins.length < n) ins = new long[Math.max(n, 2 * ins.length)];
-        for (int i = 0, b = 0; i < n; i++, b += beat) ins[i] = beatIn(j, b);
+        // when its last byte is in (beatIn): the counts beat - skew, 2 beat - skew, ..., up to the length
+        if (j.arrival == null) Arrays.fill(ins, 0, n, Long.MIN_VALUE);
+        else if (j.length > 0) j.arrival.byEach(beat - j.skew, beat, ins, 0, n);
+        else for (int i = 0, b = 0; i < n; i++, b += beat) ins[i] = beatIn(j, b);
         rx.add(null, 0, ins, n - 1);
         rx.add(blank, n * beat == j.span ? 1 : 0, ins[n - 1]);
     }
@@ -289,7 +292,7 @@ class DmaChannel implements Clocked {
             long first = Math.max(sim.now(), times.head());
             if (domain.running()) answered.add(first); else wakeAt(first);
             failed = status != PciPort.DmaStatus.OK;
-            for (int b = 0; b < beats; b++) in[b] = times.by((long) (b + 1) * beat);
+            times.byEach(beat, in, beats);
             back = true;
             while (!pciPieces.isEmpty() && pciPieces.peekFirst().back) pciPieces.pollFirst().ring();
         }

@@ -116,6 +116,14 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                     }
                 }
             } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
+                if (limit == Long.MAX_VALUE && tx == null && wr == null
+                        && overGaps(v, DmaEngine.HOST, pciNext, rxNext, c, seg)) {
+                    n += overEdges;
+                    seg = overSeg;
+                    c = overNext - 1;
+                    pciNext += overTaken;
+                    continue;
+                }
                 long room = Math.min(v.inRoom(DmaEngine.HOST), left);
                 k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
                 if (k > 0) {
@@ -124,6 +132,14 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                     pciNext += (int) k;
                 }
             } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
+                if (limit == Long.MAX_VALUE && tx == null && wr == null
+                        && overGaps(v, DmaEngine.RECV, pciNext, rxNext, c, seg)) {
+                    n += overEdges;
+                    seg = overSeg;
+                    c = overNext - 1;
+                    rxNext += overTaken;
+                    continue;
+                }
                 long room = Math.min(v.inRoom(DmaEngine.RECV), left);
                 k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
                 if (k > 0) {
@@ -183,6 +199,82 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         if (rx.has(rxNext) && rx.atOf(rxNext) > t) w = Math.min(w, rx.atOf(rxNext));
         for (int i = 0; i < answered.size(); i++) if (answered.get(i) > t) w = Math.min(w, answered.get(i));
         return w == Long.MAX_VALUE ? -1 : domain.nextEdgeCycleAtOrAfter(w);
+    }
+
+    // what overGaps ran: edges (gaps included), beats taken in, the edge after the last it ran, edges since its
+    // last gap's wake edge (or since the look-ahead's start or last gap, with none)
+    private long overEdges, overNext, overSeg;
+    private int overTaken;
+
+    /**
+     * The edges from {@code c} on in closed form while the host engine (host to SRAM) or the receive engine is
+     * alone taking in its ring's beats, whose times are known, the first in now ({@code pciNext}, {@code rxNext}:
+     * the next beats of the rings; {@code seg}: edges since the last gap): each edge writes the beat in its queue
+     * and takes the next if it is in; when it is not, the edge only writes (drains the queue), the clock stops,
+     * and it wakes at the edge the beat is in, a gap ({@link #gap}). What the look-ahead's steps find, one by one,
+     * up to the descriptor's last beat, a flagged beat, or the first time anything else could wake the clock or
+     * bring the other engines a beat. Whether it ran an edge: its results in the over* fields.
+     */
+    private boolean overGaps(DmaCore v, int engine, int pciNext, int rxNext, long c, long seg) {
+        boolean host = engine == DmaEngine.HOST;
+        BeatRing ring = host ? pci : rx;
+        int next = host ? pciNext : rxNext;
+        long t = domain.picosOfCycle(c), period = domain.periodPicos();
+        if (quiet(v, c, pciNext, rxNext, engine) == 0) return false;
+        long other = otherWake(t, host ? rx : pci, host ? rxNext : pciNext);
+        int good = ring.unflagged(next, Integer.MAX_VALUE), taken = 0, queued = v.inQueued(engine);
+        long writable = v.inWritable(engine), written = 0, e = c, edges = 0;
+        while (taken < good) {
+            long at = ring.atOf(next + taken);
+            if (at <= t) { // in by edge e: taken in, the beat queued before written
+                if (queued == 1 && written == writable) break;
+                written += queued;
+                queued = 1;
+                taken++;
+                e++;
+                edges++;
+                t += period;
+                if (++seg >= MAX_COAST - 1 || t >= other) break;
+                continue;
+            }
+            // not in: edge e drains the queue, and the clock sleeps till the edge the beat is in
+            if (queued == 0 || written == writable || at > other) break;
+            long wake = e + 1, tw = t + period;
+            if (at - tw > 4 * period) {
+                wake = domain.nextEdgeCycleAtOrAfter(at);
+                tw = domain.picosOfCycle(wake);
+            } else for (; tw < at; tw += period) wake++;
+            written++;
+            queued = 0;
+            gap(e, wake);
+            edges += wake - e;
+            seg = 0;
+            e = wake;
+            t = tw;
+            if (t >= other) break;
+        }
+        if (taken == 0) return false;
+        inFrom = next;
+        v.inAlone(engine, taken, ring.allBlank() ? null : host ? pciWordsFrom : rxWordsFrom);
+        if (queued == 0) v.drainIn(engine);
+        overEdges = edges;
+        overNext = e;
+        overSeg = seg;
+        overTaken = taken;
+        return true;
+    }
+
+    /**
+     * The earliest time after {@code t} that could wake the clock, other than the next beat of the engine's own
+     * ring (Long.MAX_VALUE: none): a time the domain holds, the other ring's {@code otherNext}-th beat, the first
+     * beat of a read answered while it ran, as {@link #wakeEdge} takes them. Before it, nothing but the engine's
+     * own beats can change what an edge does.
+     */
+    private long otherWake(long t, BeatRing other, int otherNext) {
+        long w = domain.wakeTimeAfter(t);
+        if (other.has(otherNext) && other.atOf(otherNext) > t) w = Math.min(w, other.atOf(otherNext));
+        for (int i = 0; i < answered.size(); i++) if (answered.get(i) > t) w = Math.min(w, answered.get(i));
+        return w;
     }
 
     /** The look-ahead runs over a gap: the clock stops after edge {@code stop} and wakes at {@code wake}. */

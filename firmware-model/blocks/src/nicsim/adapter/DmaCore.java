@@ -318,6 +318,27 @@ final class DmaCore {
         return ((host ? hostLeft : recvLeft) - 1) / beat + ((host ? hostInQ : recvInQ).isEmpty() ? 1 : 0);
     }
 
+    /** Beats in the input queue of the host engine (host to SRAM) or the receive engine. */
+    int inQueued(int engine) { return (engine == HOST ? hostInQ : recvInQ).size(); }
+
+    /** Beats the host engine (host to SRAM) or the receive engine can write to SRAM before its descriptor's last. */
+    long inWritable(int engine) { return ((engine == HOST ? hostLeft : recvLeft) - 1) / beat; }
+
+    /**
+     * One edge on which the host engine (host to SRAM) or the receive engine, {@link #inAloneReady alone}, writes
+     * the good beat in its queue to SRAM and nothing comes in (the next beat is not in yet): the queue is empty
+     * after it, and the descriptor has a beat left. What {@link #edge} does then.
+     */
+    void drainIn(int engine) {
+        boolean host = engine == HOST;
+        BeatFifo2 q = host ? hostInQ : recvInQ;
+        if (q.size() != 1 || inWritable(engine) < 1 || !inAloneReady(engine))
+            throw new IllegalStateException((host ? "host" : "receive") + " engine has no beat to drain alone");
+        if (host) { write(hostSram, q.poll()); hostSram += beat; hostLeft -= beat; hostMoved += beat; }
+        else { write(recvSram, q.poll()); recvSram += beat; recvLeft -= beat; recvMoved += beat; }
+        granted(engine, 1);
+    }
+
     /** {@code k} grants to engine {@code e} alone: counted as k beats on the bus, none contended. */
     private void granted(int e, long k) {
         lastGrant = e;

@@ -648,5 +648,17 @@ public final class PciBus {
             while (k + 1 < parts && starts[k + 1] < n) k++;
             return Arrival.by(heads[k], tails[k], lengths[k], n - starts[k]);
         }
+
+        /** As {@link #by} of each count, a completion's counts stepped forward ({@link Arrival#byEach}). */
+        @Override public void byEach(long step, long[] at, int count) {
+            for (int k = 0, i = 0; i < count; ) {
+                long n = (i + 1) * step;
+                while (k + 1 < parts && starts[k + 1] < n) k++;
+                // the counts up to the next completion's start are this one's
+                int m = k + 1 < parts ? (int) Math.min(count - i, (starts[k + 1] - n) / step + 1) : count - i;
+                Arrival.byEach(heads[k], tails[k], lengths[k], n - starts[k], step, at, i, m);
+                i += m;
+            }
+        }
     }
 }

@@ -122,6 +122,11 @@ public interface PciPort {
         long head();
 
         long by(long n);
+
+        /** {@code at[i]} = {@link #by by((i + 1) * step)} for each i below {@code count}. */
+        default void byEach(long step, long[] at, int count) {
+            for (int i = 0; i < count; i++) at[i] = by((i + 1) * step);
+        }
     }
 
     /**

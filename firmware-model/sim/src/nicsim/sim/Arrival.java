@@ -24,6 +24,36 @@ public record Arrival(long head, long tail, int length) {
         return head + Math.floorDiv((tail - head) * n + length - 1, length);
     }
 
+    /**
+     * {@link #by(long, long, int, long) by} of the counts {@code first}, {@code first + step}, ... ({@code count} of
+     * them, {@code step} > 0) into {@code out} from {@code at} on: stepped forward, one division for them all
+     * rather than one a count (a DMA engine asks when each beat of a transfer is in).
+     */
+    public static void byEach(long head, long tail, int length, long first, long step, long[] out, int at, int count) {
+        if (step <= 0) throw new IllegalArgumentException("step " + step + " B must be > 0");
+        long n = first;
+        int i = 0;
+        for (; i < count && n <= 0; i++, n += step) out[at + i] = head;
+        if (length > 0 && i < count && n < length) {
+            // by(n) = head + floor(num / length), num = (tail - head) * n + length - 1: num = q * length + r
+            long num = (tail - head) * n + length - 1, d = (tail - head) * step;
+            long q = Math.floorDiv(num, length), r = Math.floorMod(num, length);
+            long dq = Math.floorDiv(d, length), dr = Math.floorMod(d, length);
+            for (; i < count && n < length; i++, n += step) {
+                out[at + i] = head + q;
+                q += dq;
+                r += dr;
+                if (r >= length) { q++; r -= length; }
+            }
+        }
+        for (; i < count; i++) out[at + i] = tail;
+    }
+
+    /** {@link #byEach(long, long, int, long, long, long[], int, int) byEach} of this arrival. */
+    public void byEach(long first, long step, long[] out, int at, int count) {
+        byEach(head, tail, length, first, step, out, at, count);
+    }
+
     /** The arrival of the bytes from offset {@code off} on. */
     public Arrival from(int off) {
         if (off < 0 || off > length)
