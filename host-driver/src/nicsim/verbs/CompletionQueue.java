@@ -59,6 +59,8 @@ public final class CompletionQueue extends VerbsObject {
     /** The number of entries (the user's request rounded up, as ibv_create_cq reports it). */
     public int cqe() { return ring.size() - 1; }
     public int handle() { return cqn; }
+    /** Where the CQ's doorbell record is in host memory (the consumer index at word 0). */
+    long doorbellRecord() { return ring.doorbellRecord(); }
     /** Interrupts (MSI-X) this CQ has raised. */
     public long interrupts() { return events; }
 

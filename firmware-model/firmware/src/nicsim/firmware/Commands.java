@@ -314,7 +314,7 @@ final class Commands {
         if ((c.ring() & 63) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
         if (c.vector() >= Cmd.MSIX_VECTORS) throw new CommandRefused(Cmd.Syndrome.BAD_VECTOR, c.vector());
         long cqn = fw.cqs.free();
-        Cq cq = new Cq(fw.adapter, fw.stats.ref(FirmwareStat.CQES_LOST), cqn, c.ring(), 1 << c.logSize(), c.dbrec());
+        Cq cq = new Cq(fw, cqn, c.ring(), 1 << c.logSize(), c.dbrec());
         fw.cqs.put(cqn, cq);
         fw.adapter.createCq(cqn, (int) c.uar(), c.ring(), (int) c.logSize(), (int) c.vector());
         return cqn;

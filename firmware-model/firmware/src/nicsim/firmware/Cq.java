@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.DoorbellRecord;
 import nicsim.abi.Line64;
 import nicsim.adapter.Adapter;
 import nicsim.host.PciPort;
@@ -18,13 +19,16 @@ final class Cq {
     long ring;
     int size;
     private final Adapter adapter;
-    private final Counters.Ref lost;
+    private final Counters.Ref lost, malformed;
+    private final Consumer<String> report;
     long produced, knownCi;
     boolean error;
     /** QPs and SRQs that name this CQ: it is not destroyed under them. */
     int users;
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
     private boolean refreshing, confirmedFull, resizing, gone;
+    /** Whether a malformed consumer index was told (once a CQ; each is counted). */
+    private boolean malformedTold;
 
     /**
      * DESTROY_CQ: completions still waiting here (for the consumer index to move) are lost, counted;
@@ -38,9 +42,11 @@ final class Cq {
 
     private record Pending(long[] cqe, boolean solicited) {}
 
-    Cq(Adapter adapter, Counters.Ref lost, long cqn, long ring, int size, long dbrec) {
-        this.adapter = adapter;
-        this.lost = lost;
+    Cq(Firmware fw, long cqn, long ring, int size, long dbrec) {
+        this.adapter = fw.adapter;
+        this.lost = fw.stats.ref(FirmwareStat.CQES_LOST);
+        this.malformed = fw.stats.ref(FirmwareStat.CQ_RECORDS_MALFORMED);
+        this.report = fw::report;
         this.cqn = cqn;
         this.ring = ring;
         this.size = size;
@@ -66,12 +72,7 @@ final class Cq {
                     refreshing = false;
                     if (gone) return;
                     long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi;
-                    long delta = (ci - knownCi) & 0xFFFFFF;
-                    knownCi += delta;
-                    if (knownCi > produced) // a driver's bug the device can see: it claims entries not yet written
-                        adapter.report(String.format("CQ 0x%x: the consumer index in its doorbell record (0x%x) is "
-                                + "past the producer (0x%x): software claims completions not yet written", cqn, ci,
-                                produced & 0xFFFFFF));
+                    long delta = adopt(ci);
                     if (delta != 0) adapter.cqConsumerIndex(cqn, ci);
                     else confirmedFull = true; // still full: the writer sees it and reports the overflow
                     drain();
@@ -82,6 +83,29 @@ final class Cq {
             Pending p = waiting.poll();
             adapter.postCqe(cqn, p.cqe, p.solicited);
         }
+    }
+
+    /**
+     * Takes {@code ci}, read from the doorbell record, as the consumer index and returns how far it moved, unless it
+     * claims more CQEs consumed than were written or is behind the index read before (which, at a read, is behind
+     * the producer by more than the CQ holds): software consumes only what was written, and its index only moves on,
+     * so such an index is malformed (a killed program's memory reading as zeros, a driver's stray write or bug). As
+     * a refused doorbell, it changes nothing (0: as if the record had not moved, so a full CQ stays full). Counted
+     * each time, told once a CQ.
+     */
+    private long adopt(long ci) {
+        long delta = (ci - knownCi) & 0xFFFFFF;
+        if (delta <= produced - knownCi) {
+            knownCi += delta;
+            return delta;
+        }
+        malformed.inc();
+        if (malformedTold) return 0;
+        malformedTold = true;
+        report.accept(String.format("MALFORMED_CQ_DBREC on cqn 0x%x: the doorbell record's consumer index (at 0x%x) "
+                + "is 0x%x, but 0x%x CQEs are written and 0x%x consumed: an index past those written (or behind) is "
+                + "ignored", cqn, dbrec + DoorbellRecord.CQ_CI, ci, produced & 0xFFFFFF, knownCi & 0xFFFFFF));
+        return 0;
     }
 
     /**

@@ -1,6 +1,6 @@
 package nicsim.firmware;
 
-import java.util.List;
+import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Eqe64;
 import nicsim.abi.EqeType;
@@ -14,11 +14,11 @@ import nicsim.sim.Counters;
 final class EventQueue {
     private final Adapter adapter;
     private final Counters.Ref events;
-    private final List<String> log;
+    private final Consumer<String> log;
     private long addr = -1;
     private int logSize, producer;
 
-    EventQueue(Adapter adapter, FirmwareStat.Stats stats, List<String> log) {
+    EventQueue(Adapter adapter, FirmwareStat.Stats stats, Consumer<String> log) {
         this.adapter = adapter;
         this.events = stats.ref(FirmwareStat.EVENTS);
         this.log = log;
@@ -40,7 +40,7 @@ final class EventQueue {
     /** Posts an event (before INIT_HCA it is only logged). */
     void post(EqeType type, long resource) {
         events.inc();
-        log.add("event " + type + " for 0x" + Long.toHexString(resource));
+        log.accept("event " + type + " for 0x" + Long.toHexString(resource));
         if (addr < 0) return;
         byte[] eqe = new byte[Eqe64.BYTES];
         eqe[Eqe64.TYPE] = (byte) type.value();

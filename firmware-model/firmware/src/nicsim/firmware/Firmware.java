@@ -15,6 +15,7 @@ import nicsim.adapter.CqePorts;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.EmbeddedProcessor;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.Problems;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.adapter.WqePorts;
 import nicsim.fabric.Fabric;
@@ -134,7 +135,11 @@ public final class Firmware implements EmbeddedProcessor {
     private long busyUntil;
     Fabric fabric;
     private int lid;
-    private final List<String> log = new ArrayList<>();
+    /**
+     * What the firmware did of note (its reports, its events), bounded as the adapter's problems are: a long-lived
+     * serve's adapter logs a COMM_EST for every connection of every program.
+     */
+    private final Problems log = new Problems();
 
     public Firmware(Adapter adapter, FirmwareConfig cfg) {
         this.adapter = adapter;
@@ -161,11 +166,17 @@ public final class Firmware implements EmbeddedProcessor {
         this.mttFill = new MttFill(adapter, cfg.mttFill(), stats, this::report, () -> this.sim.now());
         this.keys = new MemoryKeys(this, adapter.mtt().config().mkeyEntries());
         this.sqContexts = new SqContexts(this, adapter.fetcher().config().sqEntries(), maxQp);
-        this.events = new EventQueue(adapter, stats, log);
+        this.events = new EventQueue(adapter, stats, this::log);
         this.management = new Management(this);
     }
 
-    public List<String> log() { return List.copyOf(log); }
+    /**
+     * The firmware's log, oldest first: all of it up to twice {@link Problems#KEPT} lines, else the first and last
+     * that many with one line in place of those not kept.
+     */
+    public List<String> log() { return log.reports().stream().map(Object::toString).toList(); }
+
+    private void log(String what) { log.add(what, sim.now()); }
 
     /**
      * The objects the adapter holds now, by kind (QPs, CQs, SRQs, mkeys, PDs, UARs, XRCDs, device memory
@@ -218,7 +229,7 @@ public final class Firmware implements EmbeddedProcessor {
     public Fabric fabric() { return fabric; }
 
     void report(String what) {
-        log.add(what);
+        log(what);
         adapter.report(what);
     }
 

@@ -191,8 +191,8 @@ class PciFaceTest {
             "destroyed-qp      | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+800 value "
                     + "0x02[0-9a-f]{6}0a000000",
             "cq-overrun        | the device reports at [0-9.]+ us: CQ 0x1 overrun: a completion found the ring full",
-            "ci-past-pi        | the device reports at [0-9.]+ us: CQ 0x1: the consumer index in its doorbell record "
-                    + "\\(0x64\\) is past the producer \\(0x2\\)",
+            "ci-past-pi        | the device reports at [0-9.]+ us: MALFORMED_CQ_DBREC on cqn 0x1: the doorbell "
+                    + "record's consumer index \\(at 0x[0-9a-f]+\\) is 0x64, but 0x2 CQEs are written and 0x0 consumed",
             "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)",
             "destroyed-cq      | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+020 value 0x[0-9a-f]{16}",
             "destroyed-mr      | the device reports at [0-9.]+ us: DESTROYED_MKEY: lkey 0x[0-9a-f]+ of WQE 0 on qpn "
