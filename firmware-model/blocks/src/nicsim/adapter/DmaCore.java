@@ -136,8 +136,9 @@ final class DmaCore {
             throw new IllegalArgumentException("only the real core adopts a dry copy of itself");
         copyRegisters(d);
         for (int i = 0; i < d.logged; i++) { keep(d.loggedAt[i], d.loggedData[i]); d.loggedData[i] = null; }
-        beatsOut.add(d.loggedBeats);
-        stallsOut.add(d.loggedStalls);
+        // a count of none touches no counter: with many nodes each is a cold line (stalls are mostly none)
+        if (d.loggedBeats != 0) beatsOut.add(d.loggedBeats);
+        if (d.loggedStalls != 0) stallsOut.add(d.loggedStalls);
         for (int k = 0; k < d.loggedDone.length; k++)
             if (d.loggedDone[k] > 0) doneCounter(k).add(d.loggedDone[k]);
     }
