@@ -68,8 +68,8 @@ public final class Windows implements AutoCloseable {
     }
 
     /**
-     * A waiting thread's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
-     * tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
+     * A waiting thread's spins on the core before it parks (about a millisecond). Yielding the core after a shorter
+     * spin was tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
      */
     private static final int SPINS = 20_000;
     /** Thread t's share of the partitions is first[t] to first[t + 1]: a block of neighbours (a pair of nodes). */

@@ -111,8 +111,7 @@ class CoreCoastTest {
             for (Trace.Entry e : h.sim.trace().entries(String.format("qp0x%x/wqe%d", w.qpn(), w.index())))
                 seen.add(e.timePicos() + " ps: WQE " + w.index() + " " + e.stage());
         }
-        for (int i = 0; i < h.adapter.errorCount(); i++)
-            seen.add(h.adapter.errorTime(i) + " ps: " + h.adapter.errors().get(i));
+        for (Problems.Problem p : h.adapter.problems().kept()) seen.add(p.timePicos() + " ps: " + p.report());
         return new Run(seen, h.adapter.core().edgesRun(), h.adapter.core().edgesCoasted() - setUp,
                 h.sim.counters().snapshot().toString(), h.sim.now());
     }
