@@ -194,10 +194,8 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      * holds. The next beats for the engines are the {@code pciNext}-th and {@code rxNext}-th their rings hold.
      */
     private long wakeEdge(long t, int pciNext, int rxNext) {
-        long w = domain.wakeTimeAfter(t);
-        if (pci.has(pciNext) && pci.atOf(pciNext) > t) w = Math.min(w, pci.atOf(pciNext));
+        long w = otherWake(t, pci, pciNext);
         if (rx.has(rxNext) && rx.atOf(rxNext) > t) w = Math.min(w, rx.atOf(rxNext));
-        for (int i = 0; i < answered.size(); i++) if (answered.get(i) > t) w = Math.min(w, answered.get(i));
         return w == Long.MAX_VALUE ? -1 : domain.nextEdgeCycleAtOrAfter(w);
     }
 
