@@ -376,7 +376,10 @@ final class Pacer {
 
         /** Whether a program can go on: a verb it left open is satisfied, or an event waits for one of its files. */
         boolean canGoOn() {
-            for (Session s : sessions) if (s.waits.satisfied() || s.events.pending()) return true;
+            for (Session s : sessions) {
+                if (s.waits.satisfied() || s.events.pending()) return true;
+                if (!s.memoryGone().isEmpty()) return true; // the run stops: the process exits, let go at the look
+            }
             for (PciDevice d : devices) if (d.waitSatisfied()) return true;
             return false;
         }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -71,6 +72,11 @@ public final class Server implements AutoCloseable {
      * through files of its own).
      */
     private record End(Session session, Program program, int fd) {}
+    /**
+     * Connections of programs let go as they exited (their memory gone) whose ends have not reached serve yet: what
+     * they sent before they died is dropped, and their end closes the file only.
+     */
+    private final Set<Connection> fenced = new HashSet<>();
     /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
     private final Map<Connection, EventFile> eventFiles = new HashMap<>();
 
@@ -313,6 +319,10 @@ public final class Server implements AutoCloseable {
         Session s = e == null ? null : e.session();
         if (pci.owns(c)) {
             device(r);
+            return;
+        }
+        if (fenced.contains(c)) { // its program was let go as it exited: a request queued then would be "a new program"
+            if (r.op() == null && r.body() == null) fenced.remove(c);
             return;
         }
         if (r.op() == null) {
@@ -604,7 +614,7 @@ public final class Server implements AutoCloseable {
             ending++; // attached() counts it until its report is out: a reader of the log then sees it whole
         }
         try {
-            ended(gone, how);
+            if (gone != null) ended(gone, how);
         } finally {
             synchronized (this) { ending--; }
         }
@@ -649,6 +659,7 @@ public final class Server implements AutoCloseable {
      * empty.
      */
     private void answerWaits(boolean giveUp) {
+        fenceExited();
         pci.answerWaits(giveUp);
         for (Session s : sessions()) {
             if (s.fatal != null) continue; // its adapter is gone: nothing more comes from it
@@ -657,6 +668,24 @@ public final class Server implements AutoCloseable {
             boolean satisfied = s.waits.satisfied();
             if (s.waits.answer(giveUp) && !satisfied) emptyAnswers++;
         }
+    }
+
+    /**
+     * Lets go every connection of a process whose memory is gone, as the kernel's close of an exiting process's files
+     * would a moment later, rather than have the adapter run its queues on zeros until its sockets' ends reach serve.
+     * By pid: a forked child's death does not end its parent's session.
+     */
+    private void fenceExited() {
+        Set<Integer> gone = new HashSet<>();
+        Collection<Session> attached = sessions();
+        for (Session s : attached) gone.addAll(s.memoryGone());
+        if (gone.isEmpty()) return;
+        for (Map.Entry<Connection, End> e : List.copyOf(ends.entrySet())) {
+            if (!gone.contains(e.getValue().program().pid)) continue;
+            fenced.add(e.getKey());
+            end(e.getKey(), "exited (its memory is gone)");
+        }
+        for (Session s : attached) for (int pid : gone) s.letGo(pid);
     }
 
     /** The sessions attached, each once. */

@@ -3,8 +3,12 @@ package nicsim.serve;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import nicsim.driver.Host;
 import nicsim.verbs.AccessFlags;
@@ -48,6 +52,8 @@ final class Session implements AutoCloseable {
     private final Context ctx;
     /** The memory of each process using it, by pid: a buffer registered is the registering process's. */
     private final Map<Integer, ProcMemory> memories = new HashMap<>();
+    /** Processes whose memory went (they exited) and whose connections were let go ({@link #memoryGone}). */
+    private final Set<Integer> letGo = new HashSet<>();
     /** Its command file's number in the process that opened it (ibv_import_device is given a duplicate of it). */
     final int cmdFd;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
@@ -384,6 +390,25 @@ final class Session implements AutoCloseable {
         for (ProcMemory m : memories.values()) n += m.writes();
         return n;
     }
+
+    /**
+     * Whether process {@code pid}'s memory is released (it exits: Linux removes a killed process's memory before its
+     * files close) and its connections are not let go yet ({@link #letGo}).
+     */
+    boolean memoryGone(int pid) {
+        ProcMemory m = memories.get(pid);
+        return m != null && m.gone() && !letGo.contains(pid);
+    }
+
+    /** The processes using it whose memory is gone and whose connections are not let go yet. */
+    List<Integer> memoryGone() {
+        List<Integer> out = new ArrayList<>();
+        for (int pid : memories.keySet()) if (memoryGone(pid)) out.add(pid);
+        return out;
+    }
+
+    /** Process {@code pid}'s connections were let go as it exited: its gone memory stops nothing any more. */
+    void letGo(int pid) { letGo.add(pid); }
 
     /** Its processes' memory, while simulated time moves: held, or settled ({@link ProcMemory#hold}). */
     void holdMemory(boolean hold) {
