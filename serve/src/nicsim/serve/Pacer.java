@@ -378,7 +378,7 @@ final class Pacer {
         boolean canGoOn() {
             for (Session s : sessions) {
                 if (s.waits.satisfied() || s.events.pending()) return true;
-                if (!s.memoryGone().isEmpty()) return true; // the run stops: the process exits, let go at the look
+                if (s.anyMemoryGone()) return true; // the run stops: the process exits, let go at the look
             }
             for (PciDevice d : devices) if (d.waitSatisfied()) return true;
             return false;

@@ -407,6 +407,12 @@ final class Session implements AutoCloseable {
         return out;
     }
 
+    /** Whether a process using it has its memory gone and its connections not let go yet (no list made). */
+    boolean anyMemoryGone() {
+        for (int pid : memories.keySet()) if (memoryGone(pid)) return true;
+        return false;
+    }
+
     /** Process {@code pid}'s connections were let go as it exited: its gone memory stops nothing any more. */
     void letGo(int pid) { letGo.add(pid); }
 
