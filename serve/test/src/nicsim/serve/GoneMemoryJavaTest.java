@@ -34,7 +34,9 @@ class GoneMemoryJavaTest {
         served = new Served("gone-java").start(Served.cluster());
         child = new ProcessBuilder("sleep", "600").start(); // the program: its memory is ours to read
         int pid = (int) child.pid();
-        long va = firstWritable(pid); // the start of a writable mapping of sleep's (an MR must be)
+        Path stat = Path.of("/proc/" + pid + "/stat"); // its maps settle once it sleeps (exec and ld.so done)
+        assertTrue(Programs.waitUntil(() -> readQuietly(stat).contains("(sleep) S "), 10), "sleep sleeps");
+        long va = stack(pid); // the start of sleep's stack: writable, as an MR must be
         try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(served.socket))) {
             call(ch, Wire.Op.HELLO, new Wire.Out(new WireLayout.HelloRequest(Wire.VERSION, 0, pid, -1, -1))
                     .string("writer").put(new WireLayout.OpenArgument(0)));
@@ -123,12 +125,19 @@ class GoneMemoryJavaTest {
         }
     }
 
-    /** The first writable mapping's start in process {@code pid}. */
-    private static long firstWritable(int pid) throws Exception {
-        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/maps"))) {
-            String[] f = line.split(" ");
-            if (f[1].startsWith("rw")) return Long.parseUnsignedLong(f[0].substring(0, f[0].indexOf('-')), 16);
+    /** File {@code p}'s text, or empty once it is gone. */
+    private static String readQuietly(Path p) {
+        try {
+            return Files.readString(p).strip();
+        } catch (IOException e) {
+            return "";
         }
-        throw new AssertionError("nothing writable in process " + pid);
+    }
+
+    /** The start of process {@code pid}'s stack mapping. */
+    private static long stack(int pid) throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/maps")))
+            if (line.endsWith("[stack]")) return Long.parseUnsignedLong(line.substring(0, line.indexOf('-')), 16);
+        throw new AssertionError("no stack in process " + pid);
     }
 }
