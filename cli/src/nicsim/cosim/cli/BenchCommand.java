@@ -601,7 +601,9 @@ final class BenchCommand implements Callable<Integer> {
         int cores = Runtime.getRuntime().availableProcessors(), iters = quick ? 50 : 300;
         System.err.println("bench: hosts apart on threads ...");
         md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters)
-                .append(" a pair; each host a simulator of its own, ")
+                .append(quick ? "" : " a pair at 32 and 64 nodes, " + iters * 4 + " at 8 (a round as long as 32 "
+                        + "nodes' on one thread: a fifth of a second was this machine's noise)")
+                .append(quick ? " a pair" : "").append("; each host a simulator of its own, ")
                 .append("run side by side in windows of one link latency; 3 rounds, each running every thread count "
                         + "once; wall time the best of the rounds')\n\n")
                 .append("| nodes | threads | wall (s) | speedup over 1 thread | windows ")
@@ -611,7 +613,7 @@ final class BenchCommand implements Callable<Integer> {
         for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
         Map<Integer, ThreadBench.Rounds> byNodes = new LinkedHashMap<>();
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
-            var rounds = ThreadBench.rounds(nn, counts, iters, 3);
+            var rounds = ThreadBench.rounds(nn, counts, !quick && nn == 8 ? iters * 4 : iters, 3);
             byNodes.put(nn, rounds);
             var one = rounds.best().get(0);
             for (var r : rounds.best())
