@@ -1,10 +1,10 @@
 package nicsim.serve;
 
+import static nicsim.serve.RawWire.call;
+import static nicsim.serve.RawWire.send;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -78,27 +78,6 @@ class EndOrderTest {
         SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(served.socket));
         files.add(ch);
         return ch;
-    }
-
-    private static void send(SocketChannel ch, Wire.Op op, Wire.Out body) throws Exception {
-        ByteBuffer b = body.finish(op.code()); // a request is framed as a reply, its op where the status goes
-        while (b.hasRemaining()) ch.write(b);
-    }
-
-    /** Sends {@code op} and reads its reply, which must succeed; the reply's body. */
-    private static ByteBuffer call(SocketChannel ch, Wire.Op op, Wire.Out body) throws Exception {
-        send(ch, op, body);
-        ByteBuffer head = read(ch, 8);
-        int len = head.getInt(), status = head.getInt();
-        ByteBuffer rest = read(ch, len - 4);
-        assertEquals(0, status, op + " answered status " + status);
-        return rest;
-    }
-
-    private static ByteBuffer read(SocketChannel ch, int n) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
-        while (b.hasRemaining()) assertTrue(ch.read(b) >= 0, "serve closed the connection");
-        return b.flip();
     }
 
     private static int count(String text, String what) {

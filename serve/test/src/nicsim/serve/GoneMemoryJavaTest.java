@@ -1,11 +1,11 @@
 package nicsim.serve;
 
+import static nicsim.serve.RawWire.call;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.IOException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,23 +97,6 @@ class GoneMemoryJavaTest {
                 .u32(1).put(new WireLayout.Sge(from, 64, lkey))
                 .put(new WireLayout.Umr(Wire.NONE, 0, 0, 0)) // no memory layout
                 .put(new WireLayout.WindowBind(Wire.NONE, 0, Wire.NONE, 0, 0, 0))); // no window bound
-    }
-
-    /** Sends {@code op} and reads its reply, which must succeed; the reply's body. */
-    private static ByteBuffer call(SocketChannel ch, Wire.Op op, Wire.Out body) throws Exception {
-        ByteBuffer b = body.finish(op.code()); // a request is framed as a reply, its op where the status goes
-        while (b.hasRemaining()) ch.write(b);
-        ByteBuffer head = read(ch, 8);
-        int len = head.getInt(), status = head.getInt();
-        ByteBuffer rest = read(ch, len - 4);
-        assertEquals(0, status, op + " answered status " + status);
-        return rest;
-    }
-
-    private static ByteBuffer read(SocketChannel ch, int n) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
-        while (b.hasRemaining()) assertTrue(ch.read(b) >= 0, "serve closed the connection");
-        return b.flip();
     }
 
     /** What a read of the connection gives: -1 once serve closed it. */
