@@ -72,11 +72,6 @@ public final class Server implements AutoCloseable {
      * through files of its own).
      */
     private record End(Session session, Program program, int fd) {}
-    /**
-     * Connections of programs let go as they exited (their memory gone) whose ends have not reached serve yet: what
-     * they sent before they died is dropped, and their end closes the file only.
-     */
-    private final Set<Connection> fenced = new HashSet<>();
     /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
     private final Map<Connection, EventFile> eventFiles = new HashMap<>();
 
@@ -321,10 +316,7 @@ public final class Server implements AutoCloseable {
             device(r);
             return;
         }
-        if (fenced.contains(c)) { // its program was let go as it exited: a request queued then would be "a new program"
-            if (r.op() == null && r.body() == null) fenced.remove(c);
-            return;
-        }
+        if (c.fenced) return; // its program was let go as it exited: a request queued then would be "a new program"
         if (r.op() == null) {
             if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
             else if (s != null) end(c, "exited");
@@ -682,7 +674,7 @@ public final class Server implements AutoCloseable {
         if (gone.isEmpty()) return;
         for (Map.Entry<Connection, End> e : List.copyOf(ends.entrySet())) {
             if (!gone.contains(e.getValue().program().pid)) continue;
-            fenced.add(e.getKey());
+            e.getKey().fenced = true;
             end(e.getKey(), "exited (its memory is gone)");
         }
         for (Session s : attached) for (int pid : gone) s.letGo(pid);

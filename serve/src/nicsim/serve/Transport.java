@@ -68,6 +68,11 @@ final class Transport implements AutoCloseable {
         private boolean gone;
         /** Nothing more will be sent: once the backlog is out, the program reads the end of the file. */
         private boolean ending;
+        /**
+         * Its program was let go as it exited (its memory gone) and serve closed it: what it sent before it died,
+         * and its end, go nowhere (serve's thread only).
+         */
+        boolean fenced;
 
         private Connection(SocketChannel channel, int id) {
             this.channel = channel;
