@@ -233,7 +233,7 @@ class RdmaCmTest {
     }
 
     /**
-     * A server that holds the REQ and never answers: once it has had it for Pacer.ANSWER_NANOS of wall time, the
+     * A server that holds the REQ and never answers: once it has had it for Activities.ANSWER_NANOS of wall time, the
      * client's REQ times out as on a fabric (UNREACHABLE, ETIMEDOUT), while the server still runs.
      */
     @Test
@@ -285,7 +285,7 @@ class RdmaCmTest {
 
     /**
      * A client that takes the server's REP and never answers it with the RTU (it connects without a QP, so librdmacm
-     * hands it CONNECT_RESPONSE, and it holds that): once it has owed the answer for Pacer.ANSWER_NANOS of wall
+     * hands it CONNECT_RESPONSE, and it holds that): once it has owed the answer for Activities.ANSWER_NANOS of wall
      * time, the REP's wait, the REQ's Local CM Response Timeout for each of its 16 tries (68.7 s of simulated time),
      * runs out, and the server gets what Linux's RDMA CM gives for the IB CM's REP_ERROR: UNREACHABLE, ETIMEDOUT.
      * Before, its wait for ESTABLISHED never ended.
