@@ -226,6 +226,22 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             long at = ring.atOf(next + taken);
             if (at <= t) { // in by edge e: taken in, the beat queued before written
                 if (queued == 1 && written == writable) break;
+                // the beats in by now come in one an edge: those before any step that could end the run, at once
+                long s = Math.min(Math.min(writable - written - queued + 1, MAX_COAST - 2 - seg),
+                        other == Long.MAX_VALUE ? Long.MAX_VALUE : (other - t - 1) / period);
+                if (s > 1) {
+                    s = ring.inBy(next + taken, t, (int) Math.min(s, good - taken));
+                    if (s > 1) {
+                        written += queued + s - 1;
+                        queued = 1;
+                        taken += (int) s;
+                        e += s;
+                        edges += s;
+                        t += s * period;
+                        seg += s;
+                        continue;
+                    }
+                }
                 written += queued;
                 queued = 1;
                 taken++;
