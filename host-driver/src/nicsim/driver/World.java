@@ -126,11 +126,20 @@ public final class World implements AutoCloseable {
     /** The simulators this process runs (every one, but across processes). */
     public List<Simulator> localPartitions() { return List.copyOf(local); }
 
+    /**
+     * In one simulator a write to a host's memory raises the wait's flag, then runs the program's hook. Apart,
+     * programs look between windows (no flag shared between threads): the memory runs the hook itself, or nothing,
+     * with no lambda and no array of this world's to read on each of the host's DMA writes (cold lines once many
+     * nodes are resident).
+     */
     private void watchWrites(Host h) {
         int node = h.index;
-        boolean tally = h.sim == sim; // apart, programs look between windows: no flag shared between threads
+        if (h.sim != sim) {
+            h.memory.onWrite(writeHooks[node]);
+            return;
+        }
         h.memory.onWrite(() -> {
-            if (tally && watched[node]) written = true;
+            if (watched[node]) written = true;
             Runnable hook = writeHooks[node];
             if (hook != null) hook.run();
         });
@@ -173,7 +182,11 @@ public final class World implements AutoCloseable {
      * Runs {@code hook} on every write to host {@code node}'s memory, on that host's thread at the
      * write's instant: where a program that reacts to its host's completions runs when hosts run apart.
      */
-    public void onMemoryWrite(int node, Runnable hook) { writeHooks[node] = hook; }
+    public void onMemoryWrite(int node, Runnable hook) {
+        writeHooks[node] = hook;
+        Host h = hosts.get(node);
+        if (h.sim != sim) h.memory.onWrite(hook); // apart: the memory runs it itself (see watchWrites)
+    }
 
     /** Stops the threads of hosts running apart. */
     @Override public void close() { if (windows != null) windows.close(); }

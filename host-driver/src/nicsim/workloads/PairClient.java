@@ -2,6 +2,7 @@ package nicsim.workloads;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import nicsim.driver.World;
 import nicsim.sim.Simulator;
 import nicsim.verbs.SendFlags;
@@ -15,7 +16,8 @@ import nicsim.verbs.WrOpcode;
  * The writer of one pair of pairs_write_bw, as a program of its own host: keeps {@code tx} RDMA
  * WRITEs in flight into the server's slots, and looks at its CQ at the instant its host's memory was
  * written (a CQE landed), after that instant's other events, as a polling loop would see it. It runs
- * on its host's thread, touching nothing of another host, so hosts may run apart.
+ * on its host's thread, touching nothing of another host but the run's tally of finished writers (once), so hosts
+ * may run apart.
  */
 final class PairClient {
     private final Workloads.Ep c, s;
@@ -25,10 +27,17 @@ final class PairClient {
     final List<String> errors = new ArrayList<>();
     private int posted, completed;
     long lastAt; // when its last completion was polled
-    private boolean lookScheduled, looking;
+    private boolean lookScheduled, looking, counted;
+    /**
+     * Writers finished, each counted once as it finishes: what the run looks at between windows, where asking each
+     * writer read a line of every node's (cold once many nodes are resident) at every window.
+     */
+    private final AtomicInteger finishedTally;
 
-    PairClient(World w, Workloads.Ep c, Workloads.Ep s, long size, int iters, int tx, int slots, int cqMod) {
+    PairClient(World w, Workloads.Ep c, Workloads.Ep s, long size, int iters, int tx, int slots, int cqMod,
+            AtomicInteger finishedTally) {
         this.c = c;
+        this.finishedTally = finishedTally;
         this.s = s;
         this.size = size;
         this.iters = iters;
@@ -74,6 +83,10 @@ final class PairClient {
             }
         } finally {
             looking = false;
+        }
+        if (!counted && finished()) {
+            counted = true;
+            finishedTally.incrementAndGet();
         }
     }
 }

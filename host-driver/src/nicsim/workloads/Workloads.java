@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.DoubleConsumer;
@@ -413,14 +414,14 @@ public final class Workloads {
         w.runFor(t0 - w.now());
         int cqMod = Math.max(1, Math.min(o.cqMod(), tx / 2));
         List<PairClient> clients = new ArrayList<>();
+        AtomicInteger finished = new AtomicInteger(); // writers finished: each counts itself as it looks
         for (Ep[] pr : pairs)
-            if (pr != null) clients.add(new PairClient(w, pr[0], pr[1], size, iters, tx, slots, cqMod));
+            if (pr != null) clients.add(new PairClient(w, pr[0], pr[1], size, iters, tx, slots, cqMod, finished));
         // across processes each runs the writers of its own hosts, and looks at their servers' bytes only
         List<PairClient> mine = clients.stream().filter(c -> w.isLocal(c.node())).toList();
         for (PairClient c : mine) c.look(); // the first posts, at t0 on every host
         named("pairs_write_bw completions", () -> w.runUntil(() -> {
-            int done = 0;
-            for (PairClient c : mine) if (c.finished()) done++;
+            int done = finished.get();
             progress.accept((double) done / Math.max(1, mine.size()));
             return done == mine.size();
         }, STUCK));
