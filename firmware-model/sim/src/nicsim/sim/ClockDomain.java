@@ -258,6 +258,20 @@ public final class ClockDomain {
     }
 
     /**
+     * Block {@code block}, resting, took an input in a coast (its coaster ran the edge on which the input came in): it
+     * runs on the next edge through the wires, as it would have since that input turned valid.
+     */
+    public void stirred(Clocked block) {
+        for (int i = 0; i < blockCount; i++)
+            if (blocks[i] == block) {
+                resting[i] = false;
+                updated[i] = true;
+                return;
+            }
+        throw new IllegalArgumentException("clock '" + name + "': " + block + " is not one of its blocks");
+    }
+
+    /**
      * What a domain's edge asks of a stream or flow: check and count the edge; whether the next one has anything to do.
      */
     abstract static class Sampled {
