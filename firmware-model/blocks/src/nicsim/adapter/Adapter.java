@@ -397,19 +397,25 @@ public final class Adapter implements PciFunction, Clocked {
      * write it holds, the doorbell route's hand-over of a send doorbell to a quiet WqeFetcher, the fetcher's pick of
      * the next ring read, the MttWalker's checks and walk steps; and over the two edges after a pick when the
      * BlueFlame buffer holds the read whole: the reader takes it and serves it from there, and hands the first WQEBB
-     * back. Only while nothing waits here for the blocks and every other block on the clock is idle: no input from
-     * outside them is valid on those edges, so the busy blocks change only among themselves, each as on its own. The
-     * edge that shows what they made runs through the wires.
+     * back. Only while nothing waits here for the blocks (but one doorbell write, which the quiet decoder takes on
+     * the coast's first edge, even the edge a stopped clock is woken for) and every other block on the clock is
+     * idle: no input from outside them is valid on those edges, so the busy blocks change only among themselves, each
+     * as on its own. The edge that shows what they made runs through the wires.
      */
     private final class CoreCoast implements ClockDomain.Coaster {
-        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), whether the route
-        // hands the fetcher a doorbell on its first edge (the pick is then on the second), and whether the fetcher's
-        // pick goes on to the read served from BlueFlame
-        private boolean decoding, routing, picking, walking, serving;
+        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), whether the
+        // decoder takes a write on its first edge (the decode is then on the second), whether the route hands the
+        // fetcher a doorbell on its first edge (the pick is then on the second), and whether the fetcher's pick goes
+        // on to the read served from BlueFlame
+        private boolean decoding, taking, routing, picking, walking, serving;
 
         @Override public long coastable() {
-            if (active() || !xlateIn.isEmpty() || cqeWriter.active() || reader.active()) return 0;
+            if (!xlateIn.isEmpty() || cqeWriter.active() || reader.active()) return 0;
             long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
+            // a doorbell write alone here for the quiet decoder, which takes it, then decodes it
+            taking = active() && d == MttWalker.IDLE_EDGES && onlyMmio();
+            if (active() && !taking) return 0;
+            if (taking) d = 2;
             DoorbellMsg held = null;
             if (route.active()) {
                 // a send doorbell alone in the route, which the quiet fetcher takes (nothing comes in behind it)
@@ -429,8 +435,15 @@ public final class Adapter implements PciFunction, Clocked {
             return n;
         }
 
+        /** A doorbell write wakes the stopped clock: the decoder takes it and decodes it in a coast. */
+        @Override public boolean coastsFromStop() { return true; }
+
         @Override public void coast(long first, long n) {
-            if (decoding) decoder.coast();
+            if (taking) {
+                decoder.coastMmio(taken(mmioIn));
+                core.stirred(decoder);
+            }
+            if (decoding && (!taking || n > 1)) decoder.coast();
             int pick = routing ? 1 : 0; // the edge of the coast the fetcher picks on
             if (routing) {
                 fetcher.coastRing(route.coastPass());
@@ -444,6 +457,13 @@ public final class Adapter implements PciFunction, Clocked {
             reader.coastTake(r);
             if (n > pick + 2) fetcher.coastBeat(reader.coastBeatTaken());
         }
+    }
+
+    /** Whether one MMIO write for the decoder is all that waits here for the blocks. */
+    private boolean onlyMmio() {
+        return mmioIn.size() == 1 && tableIn.isEmpty() && sqIn.isEmpty() && cqConfigIn.isEmpty() && cqeIn.isEmpty()
+                && pendingMsix.isEmpty() && xlateIn.isEmpty() && mkeyIn.isEmpty() && klmIn.isEmpty()
+                && fillRspIn.isEmpty() && ciIn.isEmpty();
     }
 
     /** Whether the BlueFlame buffer holds every WQEBB of ring read {@code r} (the reader serves it from there). */
