@@ -394,22 +394,43 @@ public final class Adapter implements PciFunction, Clocked {
 
     /**
      * The core clock coasts over the edges its blocks run alone, inside themselves: the DoorbellDecoder's decode of the
-     * write it holds, the WqeFetcher's pick of the next ring read, the MttWalker's checks and walk steps; and over the
-     * two edges after a pick when the BlueFlame buffer holds the read whole: the reader takes it and serves it from
-     * there, and hands the first WQEBB back. Only while nothing waits here for the blocks and every other block on the
-     * clock is idle: no input from outside them is valid on those edges, so the busy blocks change only among
-     * themselves, each as on its own. The edge that shows what they made runs through the wires.
+     * write it holds, the doorbell route's hand-over of a send doorbell to a quiet WqeFetcher, the fetcher's pick of
+     * the next ring read, the MttWalker's checks and walk steps; and over the two edges after a pick when the
+     * BlueFlame buffer holds the read whole: the reader takes it and serves it from there, and hands the first WQEBB
+     * back. Only while nothing waits here for the blocks (but one doorbell write or one translation, which the quiet
+     * decoder or walker takes on the coast's first edge, even the edge a stopped clock is woken for) and every other
+     * block on the clock is idle: no input from outside them is valid on those edges, so the busy blocks change only
+     * among themselves, each as on its own. The edge that shows what they made runs through the wires.
      */
     private final class CoreCoast implements ClockDomain.Coaster {
-        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), and whether the
-        // fetcher's pick goes on to the read served from BlueFlame
-        private boolean decoding, picking, walking, serving;
+        // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), whether the
+        // decoder takes a write on its first edge (the decode is then on the second), whether the walker takes a
+        // translation there (its check then follows), whether the route hands the fetcher a doorbell on its first
+        // edge (the pick is then on the second), and whether the fetcher's pick goes on to the read served from
+        // BlueFlame
+        private boolean decoding, taking, xlating, routing, picking, walking, serving;
 
         @Override public long coastable() {
-            if (active() || !xlateIn.isEmpty() || cqeWriter.active() || route.active() || reader.active()) return 0;
+            if (cqeWriter.active() || reader.active()) return 0;
             long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
-            serving = f == 1 && reader.idle() && heldWhole(fetcher.nextRead());
-            if (serving) f = 3;
+            // a doorbell write alone here for the quiet decoder, which takes it, then decodes it; or a translation
+            // alone here for the idle walker, which takes it, then checks it and walks
+            taking = d == MttWalker.IDLE_EDGES && alone(mmioIn);
+            xlating = w == MttWalker.IDLE_EDGES && alone(xlateIn);
+            if (xlating) w = mtt.quietEdgesTaking(xlateIn.peekFirst());
+            if (xlating ? w == 0 : !xlateIn.isEmpty() || active() && !taking) return 0;
+            if (taking) d = 2;
+            DoorbellMsg held = null;
+            if (route.active()) {
+                // a send doorbell alone in the route, which the quiet fetcher takes (nothing comes in behind it)
+                held = route.soleFor(0);
+                if (held == null || d == 0 || !fetcher.takesQuietly(held)) return 0;
+            }
+            routing = held != null;
+            WqePorts.DmaReadReq read = routing ? fetcher.readAfter(held) : f == 1 ? fetcher.nextRead() : null;
+            serving = read != null && reader.idle() && heldWhole(read);
+            if (routing) f = serving ? 4 : 2;
+            else if (serving) f = 3;
             long n = Math.min(d, Math.min(f, w));
             if (n == MttWalker.IDLE_EDGES) return 0;
             decoding = d != MttWalker.IDLE_EDGES;
@@ -418,16 +439,39 @@ public final class Adapter implements PciFunction, Clocked {
             return n;
         }
 
+        /** A doorbell write or a translation wakes the stopped clock: its block takes it in a coast. */
+        @Override public boolean coastsFromStop() { return true; }
+
         @Override public void coast(long first, long n) {
-            if (decoding) decoder.coast();
-            if (picking) fetcher.coast();
-            if (walking) mtt.coast(n);
-            if (!serving || n < 2) return;
+            if (taking) {
+                decoder.coastMmio(taken(mmioIn));
+                core.stirred(decoder);
+            }
+            if (decoding && (!taking || n > 1)) decoder.coast();
+            if (xlating) {
+                mtt.coastTake(taken(xlateIn));
+                core.stirred(mtt);
+            }
+            int pick = routing ? 1 : 0; // the edge of the coast the fetcher picks on
+            if (routing) {
+                fetcher.coastRing(route.coastPass());
+                core.stirred(fetcher);
+            }
+            if (picking && n > pick) fetcher.coast();
+            if (walking) mtt.coast(xlating ? n - 1 : n);
+            if (!serving || n < pick + 2) return;
             WqePorts.DmaReadReq r = fetcher.coastReadTaken();
-            fetchIssued(r, core.picosOfCycle(first + 1));
+            fetchIssued(r, core.picosOfCycle(first + pick + 1));
             reader.coastTake(r);
-            if (n > 2) fetcher.coastBeat(reader.coastBeatTaken());
+            if (n > pick + 2) fetcher.coastBeat(reader.coastBeatTaken());
         }
+    }
+
+    /** Whether one entry of {@code q} is all that waits here for the blocks. */
+    private boolean alone(ArrayDeque<?> q) {
+        return q.size() == 1 && mmioIn.size() + tableIn.size() + sqIn.size() + cqConfigIn.size() + cqeIn.size()
+                + pendingMsix.size() + xlateIn.size() + mkeyIn.size() + klmIn.size() + fillRspIn.size()
+                + ciIn.size() == 1;
     }
 
     /** Whether the BlueFlame buffer holds every WQEBB of ring read {@code r} (the reader serves it from there). */

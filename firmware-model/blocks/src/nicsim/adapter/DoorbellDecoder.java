@@ -188,6 +188,16 @@ public final class DoorbellDecoder implements Block {
     }
 
     /**
+     * Runs an edge on which MMIO write {@code w} comes in, as {@link #update} would with only io_mmio valid while
+     * {@link #quietEdges} finds nothing: it holds the write, to decode on the next edge.
+     */
+    void coastMmio(MmioWrite w) {
+        if (s1 != null || !fifo.isEmpty() || errReg != null)
+            throw new IllegalStateException("DoorbellDecoder: coasting a write's arrival while not quiet");
+        s1 = w;
+    }
+
+    /**
      * The producer counter a send doorbell announces. Written as mlx5 does (the ctrl segment of the
      * last WQE: its own index and DS, also the head of a BlueFlame write), it is the index plus that
      * WQE's WQEBBs; with DS 0 the index is the producer counter itself.

@@ -152,15 +152,7 @@ public final class MttWalker implements Block {
         if (fill.fire()) fillReg = null;
         switch (state) {
             case IDLE -> {
-                if (req.fire()) {
-                    cur = req.payload();
-                    tMkey = cur.mkey();
-                    tVa = cur.va();
-                    tLen = cur.length();
-                    inPiece = false;
-                    state = State.CHECK;
-                    requests.inc();
-                }
+                if (req.fire()) take(req.payload());
             }
             case CHECK -> check(canEmit);
             case KLM -> klmStep(canEmit);
@@ -234,6 +226,36 @@ public final class MttWalker implements Block {
         return status(c) == Status.OK && c.indirect() == 0;
     }
 
+    /**
+     * How many of the coming edges it runs alone if it takes request {@code r} on the first (idle, with nothing on its
+     * outputs): the take, then the check and the walk step {@link #quietEdges} would find; 0 if it is not idle. A
+     * look-ahead: it changes nothing.
+     */
+    long quietEdgesTaking(XlateReq r) {
+        if (state != State.IDLE || outReg != null || fillReg != null) return 0;
+        if (r.length() == 0) return 2;
+        MkeyContext c = table[(int) ((r.mkey() >>> 8) & (cfg.mkeyEntries() - 1))];
+        boolean passes = status(c, r, r.mkey(), r.va(), r.length(), false) == Status.OK && c.indirect() == 0;
+        return passes ? 3 : 2;
+    }
+
+    /** Runs an edge on which request {@code r} comes in, as {@link #update} would with only io_req firing. */
+    void coastTake(XlateReq r) {
+        if (state != State.IDLE || outReg != null || fillReg != null)
+            throw new IllegalStateException("MttWalker: coasting a request's arrival while not idle");
+        take(r);
+    }
+
+    private void take(XlateReq r) {
+        cur = r;
+        tMkey = r.mkey();
+        tVa = r.va();
+        tLen = r.length();
+        inPiece = false;
+        state = State.CHECK;
+        requests.inc();
+    }
+
     /** Runs {@code n} edges of {@link #quietEdges} in one step, as {@link #update} would with no input valid. */
     void coast(long n) {
         for (long i = 0; i < n; i++) {
@@ -246,8 +268,10 @@ public final class MttWalker implements Block {
         }
     }
 
-    private Status status(MkeyContext c) {
-        XlateReq r = cur;
+    private Status status(MkeyContext c) { return status(c, cur, tMkey, tVa, tLen, inPiece); }
+
+    /** Whether context {@code c} lets request {@code r} check key {@code tMkey} over its range (of a piece or not). */
+    private static Status status(MkeyContext c, XlateReq r, long tMkey, long tVa, long tLen, boolean inPiece) {
         boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
         long rel = c == null ? 0 : zeroBased ? tVa : tVa - c.start();
         if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (tMkey >>> 8)) return Status.BAD_INDEX;

@@ -195,6 +195,32 @@ public final class WqeFetcher implements Block {
         beat(b);
     }
 
+    /**
+     * Whether, quiet ({@link #quietEdges} finds no edge of its own), it takes doorbell {@code m} on the coming edge
+     * with nothing on its outputs and then has a ring read to pick: a send doorbell of a configured, running queue
+     * that announces WQEBBs not yet fetched. A look-ahead: it changes nothing.
+     */
+    boolean takesQuietly(DoorbellMsg m) {
+        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null || arbitrate() >= 0)
+            return false;
+        Sq s = sqs[(int) (m.qpn() & (sqs.length - 1))];
+        return m.kind() == DoorbellMsg.Kind.SEND.ordinal() && s.valid && s.qpn == m.qpn() && !s.error
+                && ((int) m.index() & 0xFFFF) != s.fetched;
+    }
+
+    /** The read it picks the edge after it takes doorbell {@code m} ({@link #takesQuietly}), as it will be. */
+    DmaReadReq readAfter(DoorbellMsg m) {
+        // no other queue has WQEBBs pending: the arbiter picks this one
+        return plan((int) (m.qpn() & (sqs.length - 1)), (int) m.index() & 0xFFFF);
+    }
+
+    /** Runs an edge on which doorbell {@code m} comes in, as {@link #update} would with only io_doorbell firing. */
+    void coastRing(DoorbellMsg m) {
+        if (!takesQuietly(m))
+            throw new IllegalStateException("WqeFetcher: coasting a doorbell it does not take quietly: " + m);
+        ring(m);
+    }
+
     /** Round robin from the queue after the last one served: the first valid, running queue with WQEBBs pending. */
     private int arbitrate() {
         if (pendingSqs == 0) return -1;
@@ -215,10 +241,13 @@ public final class WqeFetcher implements Block {
     private void relist(Sq s) { if (pending(s)) pendingSqs++; }
 
     /** The read for queue {@code i}: min(batch, pending, WQEBBs to the ring's end) WQEBBs from the fetch point. */
-    private DmaReadReq plan(int i) {
+    private DmaReadReq plan(int i) { return plan(i, sqs[i].producer); }
+
+    /** As {@link #plan(int)}, with queue {@code i}'s producer counter {@code producer}. */
+    private DmaReadReq plan(int i, int producer) {
         Sq s = sqs[i];
         int size = 1 << s.logSize;
-        int pending = (s.producer - s.fetched) & 0xFFFF;
+        int pending = (producer - s.fetched) & 0xFFFF;
         int slot = s.fetched & (size - 1);
         int n = Math.min(cfg.batch(), Math.min(pending, size - slot));
         return new DmaReadReq(s.base + (long) slot * WqeLayout.WQEBB, (long) n * WqeLayout.WQEBB, i);

@@ -197,6 +197,13 @@ public final class ClockDomain {
 
         /** The edge the clock wakes at in the {@code i}-th gap. */
         default long gapWake(int i) { throw new IndexOutOfBoundsException(i); }
+
+        /**
+         * Whether the edge a stopped clock is woken for ({@link #wake()}) may start a coast too: the look-ahead then
+         * accounts for what the wake's caller gave the blocks, and the coast marks each resting block it changes
+         * ({@link #stirred}); the others rest on. Off, that edge runs through the wires.
+         */
+        default boolean coastsFromStop() { return false; }
     }
 
     /**
@@ -255,6 +262,20 @@ public final class ClockDomain {
         blocks[i] = block;
         mayRest[i] = block.mayRest();
         wake();
+    }
+
+    /**
+     * Block {@code block}, resting, took an input in a coast (its coaster ran the edge on which the input came in): it
+     * runs on the next edge through the wires, as it would have since that input turned valid.
+     */
+    public void stirred(Clocked block) {
+        for (int i = 0; i < blockCount; i++)
+            if (blocks[i] == block) {
+                resting[i] = false;
+                updated[i] = true;
+                return;
+            }
+        throw new IllegalArgumentException("clock '" + name + "': " + block + " is not one of its blocks");
     }
 
     /**
@@ -340,18 +361,23 @@ public final class ClockDomain {
     public void wake() {
         if (sleeping) { // the edge it sleeps till, or a sooner one: the one a stopped clock would take now
             sleeping = false;
+            stopWake = !inEdge;
             if (scheduledCycle == wakeCycle()) return;
             nextEdge.cancel();
             nextEdge = null;
         }
-        if (coastTo >= 0) { // up to the edge behind now (in a gap: the one the clock stopped after)
+        boolean coasting = coastTo >= 0;
+        if (coasting) { // up to the edge behind now (in a gap: the one the clock stopped after)
             coastUpTo(Math.min(behindNow(), coastTo));
             nextEdge.cancel();
             nextEdge = null;
         }
         if (nextEdge != null && !nextEdge.cancelled()) return;
         nextEdge = scheduleEdge(wakeCycle(), runScheduled);
+        stopWake = !coasting && !inEdge;
     }
+
+    private boolean stopWake; // the next edge is the one wake() started a stopped clock for (not within an edge)
 
     /** The edge a stopped clock woken now runs next. */
     private long wakeCycle() {
@@ -448,10 +474,12 @@ public final class ClockDomain {
     private void runEdge(long cycle) {
         ranEdge = nextEdge;
         nextEdge = null;
-        boolean woke = sleeping;
+        boolean woke = sleeping, fromStop = stopWake;
         sleeping = false;
+        stopWake = false;
         if (coastTo >= 0) coastUpTo(cycle - 1);
-        if (woke && mayCoast() && coastFromWake(cycle)) return;
+        if (woke && mayCoast() && coastFromWake(cycle, true)) return;
+        if (fromStop && mayCoast() && coaster.coastsFromStop() && coastFromWake(cycle, false)) return;
         lastEdgeCycle = cycle;
         edges++;
         int n = blockCount;
@@ -473,9 +501,10 @@ public final class ClockDomain {
 
     /**
      * The clock stopped and woke at edge {@code cycle}: the coaster runs it and the edges after it in one step,
-     * if it can (the idle edges between are not run). Whether it does.
+     * if it can (the idle edges between are not run). Whether it does. {@code unrest}: every block runs on the
+     * edge after the coast (else only those not resting, and those the coast {@link #stirred}).
      */
-    private boolean coastFromWake(long cycle) {
+    private boolean coastFromWake(long cycle, boolean unrest) {
         long last = lastEdgeCycle;
         lastEdgeCycle = cycle - 1;
         long n = coaster.coastable();
@@ -484,7 +513,7 @@ public final class ClockDomain {
             lastEdgeCycle = last;
             return false;
         }
-        for (int i = 0; i < blockCount; i++) { resting[i] = false; updated[i] = true; }
+        if (unrest) for (int i = 0; i < blockCount; i++) { resting[i] = false; updated[i] = true; }
         if (n == 0) { // the wake edge alone, at its own time: now
             coastUpTo(cycle);
             next(cycle);

@@ -50,6 +50,25 @@ public final class StreamDemux<T> implements Clocked {
         return i;
     }
 
+    /**
+     * The element it holds, if it holds that one alone and it goes to output {@code i}; else null. A look-ahead for
+     * a coaster: it changes nothing.
+     */
+    public T soleFor(int i) {
+        T head = queue.peekFirst();
+        return queue.size() == 1 && route(head) == i ? head : null;
+    }
+
+    /**
+     * Runs an edge on which its head leaves on its output and nothing comes in, as {@link #update} would: a coaster
+     * runs it without the wires. Returns the head.
+     */
+    public T coastPass() {
+        T head = queue.pollFirst();
+        if (head == null) throw new IllegalStateException("demux " + input.name() + ": coasting a pass with none held");
+        return head;
+    }
+
     /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
     @Override public boolean mayRest() { return true; }
 

@@ -28,9 +28,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The core clock coasts over the edges its blocks run alone (the adapter's coaster): the DoorbellDecoder's decode,
- * the WqeFetcher's pick of a read, the MttWalker's check and walk steps. A coast one edge too long or too short shows
- * here: the same seeded stimulus, run with every edge through the wires and run coasting, must give the same answers
- * at the same times, the same edge count, counters and end.
+ * the doorbell route's hand-over to the WqeFetcher, its pick of a read, the MttWalker's check and walk steps. A coast
+ * one edge too long or too short shows here: the same seeded stimulus, run with every edge through the wires and run
+ * coasting, must give the same answers at the same times, the same edge count, counters and end.
  */
 class CoreCoastTest {
     static final Profile PROFILE = Profiles.load("cx-gen3x16");

@@ -263,7 +263,7 @@ class ClockDomainTest {
         final long[] arrivals;
         int next, left;
         final List<Long> wired = new ArrayList<>(), coasted = new ArrayList<>();
-        boolean overGaps;
+        boolean overGaps, fromStop;
         int looks; // look-aheads
         final List<long[]> gaps = new ArrayList<>(); // the last look-ahead's: the edge stopped after, the wake edge
 
@@ -303,6 +303,8 @@ class ClockDomainTest {
         }
 
         @Override public boolean coastsEdgeAfter() { return true; }
+
+        @Override public boolean coastsFromStop() { return fromStop; }
 
         @Override public int gaps() { return gaps.size(); }
         @Override public long gapStop(int i) { return gaps.get(i)[0]; }
@@ -411,5 +413,29 @@ class ClockDomainTest {
         assertEquals(wired.edges(), over.edges());
         assertEquals(9, over.edgesRun());
         assertEquals(7, over.coasted(), "edge 6 runs through the wires");
+    }
+
+    /**
+     * Work given to a stopped clock from outside, as an MMIO write is ({@link ClockDomain#wake()}): the edge it is
+     * woken for runs through the wires, unless its coaster takes that edge too ({@code coastsFromStop}). The same edges
+     * run either way.
+     */
+    @Test
+    void aCoasterMayCoastTheEdgeAStoppedClockIsWokenFor() {
+        for (boolean fromStop : new boolean[]{false, true}) {
+            Simulator sim = new Simulator();
+            ClockDomain d = sim.clockDomain("d", 1_000, 0);
+            // three items at 0 ns (the block is added then) and three at 10 ns, which a wake at 10 ns announces
+            Worker w = new Worker(d, 0, 0, 0, 10_000, 10_000, 10_000);
+            w.fromStop = fromStop;
+            d.coastWith(w, 1);
+            d.add(w);
+            sim.post(10_000, Simulator.Priority.DELIVERY, d::wake);
+            sim.runUntilIdle();
+            assertEquals(fromStop ? List.of() : List.of(0L, 10L), w.wired, "from stop: " + fromStop);
+            assertEquals(fromStop ? List.of(0L, 1L, 2L, 10L, 11L, 12L) : List.of(1L, 2L, 11L, 12L), w.coasted);
+            assertEquals(6, d.edgesRun());
+            assertEquals(0, w.left);
+        }
     }
 }
