@@ -20,8 +20,8 @@ import nicsim.sim.Windows;
  * it to the destination port, and sends the sender its credits back once the packet has left.
  *
  * <p>Its outputs come no sooner than {@link Fabric#lookahead()} after the packet left its sender, so
- * it can run in either of two ways with the same results: at each head's instant in one simulator
- * ({@link #immediate}, every port in that simulator), or in steps ({@link #exchange}) between windows
+ * it can run in either of two ways with the same results: in one simulator, on the fabric's events once each head
+ * is in ({@link #arrive}, every port in that simulator), or in steps ({@link #exchange}) between windows
  * of simulated time in which each port's simulator ran apart from the others.
  *
  * <p>Across processes ({@link #runAcross}) every process runs a copy of the switch: between windows the
