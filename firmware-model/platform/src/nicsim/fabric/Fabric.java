@@ -167,6 +167,7 @@ public final class Fabric {
     public void reattach(int lid, Consumer<Packet> rx) {
         if (lid < 1 || lid > ports.size()) throw new IllegalArgumentException("reattach of unknown LID " + lid);
         PortState s = ports.get(lid - 1);
+        sw.settle(); // what came in by now goes down the old adapter's lane
         s.rx = rx;
         s.downlink = s.sim.lane();
         s.scope = s.sim.scope();
@@ -184,6 +185,7 @@ public final class Fabric {
     public boolean link(int lid, boolean up) {
         PortState s = port(lid, "link");
         if (s.up == up) return false;
+        sw.settle(); // the packets in by now were taken with the link as it was
         s.up = up;
         Simulator.Scope before = s.sim.enter(s.scope);
         try {
@@ -252,6 +254,7 @@ public final class Fabric {
         if (p.slid() < 1 || p.slid() > ports.size())
             throw new IllegalArgumentException("packet from unknown LID " + p.slid());
         PortState s = ports.get(p.slid() - 1);
+        sw.takeAhead(s.sim);
         if (s.tap != null) s.tap.sent(p);
         s.txq.add(new Tx(p, feedPicos, left, gone));
         if (s.txq.size() == 1) pump(s);
@@ -299,6 +302,7 @@ public final class Fabric {
      * and whoever sent it hears so.
      */
     void credit(FabricSwitch.Arrival a) {
+        sw.takeAhead(ports.get(a.srcLid() - 1).sim);
         if (a.gone() != null) a.gone().gone(a.p());
         PortState s = ports.get(a.srcLid() - 1);
         s.credits += a.bytes();

@@ -20,8 +20,8 @@ import nicsim.sim.Windows;
  * it to the destination port, and sends the sender its credits back once the packet has left.
  *
  * <p>Its outputs come no sooner than {@link Fabric#lookahead()} after the packet left its sender, so
- * it can run in either of two ways with the same results: at each head's instant in one simulator
- * ({@link #immediate}, every port in that simulator), or in steps ({@link #exchange}) between windows
+ * it can run in either of two ways with the same results: in one simulator, on the fabric's events once each head
+ * is in ({@link #arrive}, every port in that simulator), or in steps ({@link #exchange}) between windows
  * of simulated time in which each port's simulator ran apart from the others.
  *
  * <p>Across processes ({@link #runAcross}) every process runs a copy of the switch: between windows the
@@ -111,6 +111,7 @@ public final class FabricSwitch implements Windows.Exchange {
                     mlid));
         if (lid < 1 || lid > f.ports.size())
             throw new IllegalArgumentException("multicast member: no port has LID " + lid);
+        settle();
         if (member) mft.computeIfAbsent(mlid, k -> new TreeSet<>()).add(lid);
         else {
             TreeSet<Integer> s = mft.get(mlid);
@@ -180,8 +181,74 @@ public final class FabricSwitch implements Windows.Exchange {
             return;
         }
         pending.add(a);
-        // the switch's own: it runs whatever becomes of the sender (reset adapters included)
-        sim.scheduleFor(null, a.headAt(), Fabric.PRIORITY, () -> takeUntil(sim.now() + 1));
+        if (!lazy()) {
+            // the switch's own: it runs whatever becomes of the sender (reset adapters included)
+            sim.scheduleFor(null, a.headAt(), Fabric.PRIORITY, () -> takeUntil(sim.now() + 1));
+            return;
+        }
+        arm();
+    }
+
+    /**
+     * Run in one simulator with a propagation and a switch latency, the switch takes a packet not at the instant its
+     * head comes in but at the first fabric event of the simulator from then (a send, a delivery, a credit): a packet
+     * sent at {@code t} comes in no sooner than {@code t + propagation}, so at {@code t} no packet still to be sent can
+     * come in ahead of one already in. Nothing a packet makes is due before its {@link #due} instant, by when a timer
+     * ({@link #takeDue}) takes it if no event did: the same takes in the same order, each before anything it makes,
+     * mostly without an event of their own. What changes the switch from outside its steps (a link, the MFT, a port's
+     * adapter) first has it take what came in by then ({@link #settle}).
+     */
+    private boolean lazy() { return !apart && f.propagation > 0 && f.switchLatency > 0; }
+
+    /**
+     * The last instant {@code a} may be taken at: before the first thing it can make, a delivery once a head crossed
+     * the switch and the downlink (every packet has at least an LRH and a BTH), or its credit, after its tail.
+     * Monotone in the head's instant, so the earliest head's is the earliest due.
+     */
+    private long due(Arrival a) {
+        return a.headAt() + f.switchLatency + f.propagation + f.serialization(Packet.LRH + Packet.BTH) - 1;
+    }
+
+    private Simulator.Event timer; // the pending packets' timer (null: none scheduled)
+    private long timerAt;
+    private final Runnable takeDue = this::takeDue;
+    /** The latest instant a credit is due at in the switch's simulator: a fabric event that is sure to come. */
+    private long creditAhead = Long.MIN_VALUE;
+
+    private void takeDue() {
+        timer = null;
+        takeUntil(sim.now() + 1);
+        if (lazy()) arm(); // (ports gone apart since: the exchange takes the rest)
+    }
+
+    /**
+     * Has a fabric event sure to come by the first pending packet's {@link #due} instant, and after its head came
+     * in: a credit the switch sent, or else the timer.
+     */
+    private void arm() {
+        long due = pending.isEmpty() ? -1 : due(pending.peek());
+        boolean covered = due < 0 || creditAhead >= pending.peek().headAt() && creditAhead <= due;
+        if (timer != null && (covered || timerAt != due)) {
+            timer.cancel();
+            timer = null;
+        }
+        if (covered || timer != null) return;
+        timerAt = due; // the switch's own: it runs whatever becomes of the senders (reset adapters included)
+        timer = sim.scheduleFor(null, due, Fabric.PRIORITY, takeDue);
+    }
+
+    /** In a fabric event of simulator {@code in}: takes what came in by now, if that is the switch's simulator. */
+    void takeAhead(Simulator in) {
+        if (pending.isEmpty() || in != sim || !lazy() || pending.peek().headAt() > sim.now()) return;
+        takeUntil(sim.now() + 1);
+        arm();
+    }
+
+    /** Takes what came in by now (before the switch's state is changed or read from outside its steps). */
+    void settle() {
+        if (!lazy()) return;
+        takeUntil(sim.now() + 1);
+        arm();
     }
 
     /**
@@ -300,7 +367,10 @@ public final class FabricSwitch implements Windows.Exchange {
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
-        else src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+        else {
+            src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+            if (src.sim == sim) creditAhead = Math.max(creditAhead, freed + f.propagation);
+        }
     }
 
     /**
@@ -373,6 +443,7 @@ public final class FabricSwitch implements Windows.Exchange {
         Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
                 : p;
         return () -> {
+            takeAhead(dst.sim);
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
         };

@@ -142,6 +142,27 @@ class FabricTest {
     }
 
     @Test
+    void aLinkCutAfterAPacketsHeadCameInStillDeliversItAndDropsWhatComesLater() {
+        // the switch takes a packet as its head comes in: the destination's link going down while the head crosses
+        // the switch loses only what comes in after
+        Profile p = Profiles.load("cx-gen3x16");
+        Simulator sim = new Simulator();
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
+        List<Long> at = new ArrayList<>();
+        f.attach(x -> {});
+        f.attach(x -> at.add(sim.now()));
+        f.send(pkt(1, 2, 0, 64));
+        long headIn = p.picos("link.propagation"), cut = headIn + p.picos("switch.latency") / 2;
+        sim.runUntil(cut);
+        assertTrue(f.link(2, false));
+        f.send(pkt(1, 2, 1, 64));
+        sim.runUntilIdle();
+        assertEquals(1, at.size(), "the packet in before the cut is delivered, the one after is lost");
+        assertEquals(1, sim.counters().get("Fabric.link_down_drops"));
+        assertEquals(2, sim.counters().get("Fabric.packets"));
+    }
+
+    @Test
     void aSenderLearnsOfTheSwitchsFreedBufferOnlyWhenTheCreditsHaveCrossedTheLink() {
         // room for one packet in the switch's input buffer: the second waits for the first's credits
         Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
