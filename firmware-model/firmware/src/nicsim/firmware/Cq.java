@@ -119,8 +119,11 @@ final class Cq {
         if (resizing) { done.accept(Cmd.Syndrome.CQ_RESIZING); return; }
         resizing = true;
         adapter.whenCqSettled(cqn, () -> adapter.port().dmaRead(dbrec, 4, r -> {
-            long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi;
-            int left = (int) ((produced - ci) & 0xFFFFFF);
+            // the record read is taken as at a full ring's read: one past the CQEs written or behind the index known
+            // is counted and told, and moves nothing (a killed program's zeros would move CQEs already polled)
+            adopt(r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi & 0xFFFFFF);
+            long ci = knownCi;
+            int left = (int) (produced - ci);
             if (left > (1 << logSize) - 1) { // the CQ reports size - 1 entries (cqe): what waits must fit in them
                 resizing = false;
                 drain();

@@ -2,10 +2,12 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.DoorbellRecord;
 import nicsim.driver.Host;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -49,6 +51,36 @@ class CqRecordTest {
                 recorded)), told.get(0));
         assertTrue(host.adapter.errors().stream().noneMatch(e -> e.toString().startsWith("CQ ")),
                 "no CQ overrun: " + host.adapter.errors());
+    }
+
+    @Test
+    void aConsumerIndexBehindAtAResizeMovesNoCompletionAlreadyPolled() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 4096);
+        Host host = p.world.host(0);
+        CompletionQueue cq = p.a.ctx.createCq(15); // a ring of 16
+        QueuePair qp = p.overflowSendCq(cq);
+        assertEquals(4, p.await(cq, 4).size()); // overflowSendCq's own 4
+        for (int i = 0; i < 16; i++) write(p, qp, 100 + i);
+        p.world.runFor(200_000_000L); // the ring is full by the adapter's count
+        List<Long> ids = new ArrayList<>();
+        for (WorkCompletion wc : cq.poll(5)) ids.add(wc.wrId());
+        write(p, qp, 116); // the adapter reads the record for room: 5 consumed
+        p.world.runFor(50_000_000L);
+        assertEquals(0, p.world.sim.counters().get(COUNTER));
+
+        // resize publishes the index (5), then, before the adapter reads it, the record reads as zeros: a killed
+        // program, or a stray write
+        long dbrec = cq.doorbellRecord() + DoorbellRecord.CQ_CI;
+        p.world.sim.schedule(p.world.now() + 1, () -> host.memory.write(dbrec, new byte[4]));
+        cq.resize(31);
+        p.world.runFor(50_000_000L); // the moved completions land
+        for (WorkCompletion wc : cq.poll(64)) ids.add(wc.wrId());
+        List<Long> want = new ArrayList<>();
+        for (long i = 100; i <= 116; i++) want.add(i);
+        assertEquals(want, ids, "each completion once, in order");
+        assertEquals(1, p.world.sim.counters().get(COUNTER));
+        assertTrue(host.adapter.errors().stream().anyMatch(e -> e.toString().startsWith("MALFORMED_CQ_DBREC")),
+                "told: " + host.adapter.errors());
     }
 
     private static void write(Pair p, QueuePair qp, long id) {
