@@ -227,28 +227,18 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             if (at <= t) { // in by edge e: taken in, the beat queued before written
                 if (queued == 1 && written == writable) break;
                 // the beats in by now come in one an edge: those before any step that could end the run, at once
+                // (bounded so, a run of more than one ends neither the coast nor the run: only a single step can)
                 long s = Math.min(Math.min(writable - written - queued + 1, MAX_COAST - 2 - seg),
                         other == Long.MAX_VALUE ? Long.MAX_VALUE : (other - t - 1) / period);
-                if (s > 1) {
-                    s = ring.inBy(next + taken, t, (int) Math.min(s, good - taken));
-                    if (s > 1) {
-                        written += queued + s - 1;
-                        queued = 1;
-                        taken += (int) s;
-                        e += s;
-                        edges += s;
-                        t += s * period;
-                        seg += s;
-                        continue;
-                    }
-                }
-                written += queued;
+                s = s > 1 ? ring.inBy(next + taken, t, (int) Math.min(s, good - taken)) : 1;
+                written += queued + s - 1;
                 queued = 1;
-                taken++;
-                e++;
-                edges++;
-                t += period;
-                if (++seg >= MAX_COAST - 1 || t >= other) break;
+                taken += (int) s;
+                e += s;
+                edges += s;
+                t += s * period;
+                seg += s;
+                if (seg >= MAX_COAST - 1 || t >= other) break;
                 continue;
             }
             // not in: edge e drains the queue, and the clock sleeps till the edge the beat is in

@@ -221,10 +221,17 @@ public final class MttWalker implements Block {
 
     /** Whether the check about to run passes for a direct key of non-zero length: the walk follows it. */
     private boolean checkPasses() {
-        if (!inPiece && cur.length() == 0) return false;
-        MkeyContext c = table[(int) ((tMkey >>> 8) & (cfg.mkeyEntries() - 1))];
-        return status(c) == Status.OK && c.indirect() == 0;
+        return (inPiece || cur.length() != 0) && passesDirect(cur, tMkey, tVa, tLen, inPiece);
     }
+
+    /** Whether the check of key {@code mkey} over a range of request {@code r} passes, the key direct. */
+    private boolean passesDirect(XlateReq r, long mkey, long va, long len, boolean inPiece) {
+        MkeyContext c = context(mkey);
+        return status(c, r, mkey, va, len, inPiece) == Status.OK && c.indirect() == 0;
+    }
+
+    /** The context table's entry key {@code mkey} indexes. */
+    private MkeyContext context(long mkey) { return table[(int) ((mkey >>> 8) & (cfg.mkeyEntries() - 1))]; }
 
     /**
      * How many of the coming edges it runs alone if it takes request {@code r} on the first (idle, with nothing on its
@@ -233,10 +240,7 @@ public final class MttWalker implements Block {
      */
     long quietEdgesTaking(XlateReq r) {
         if (state != State.IDLE || outReg != null || fillReg != null) return 0;
-        if (r.length() == 0) return 2;
-        MkeyContext c = table[(int) ((r.mkey() >>> 8) & (cfg.mkeyEntries() - 1))];
-        boolean passes = status(c, r, r.mkey(), r.va(), r.length(), false) == Status.OK && c.indirect() == 0;
-        return passes ? 3 : 2;
+        return r.length() != 0 && passesDirect(r, r.mkey(), r.va(), r.length(), false) ? 3 : 2;
     }
 
     /** Runs an edge on which request {@code r} comes in, as {@link #update} would with only io_req firing. */
@@ -292,7 +296,7 @@ public final class MttWalker implements Block {
             if (canEmit) { emit(0, 0, true, Status.OK); state = State.IDLE; }
             return;
         }
-        MkeyContext c = table[(int) ((tMkey >>> 8) & (cfg.mkeyEntries() - 1))];
+        MkeyContext c = context(tMkey);
         boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
         long rel = c == null ? 0 : zeroBased ? tVa : tVa - c.start();
         Status s = status(c);

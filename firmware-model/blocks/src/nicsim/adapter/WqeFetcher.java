@@ -152,7 +152,7 @@ public final class WqeFetcher implements Block {
     @Override public boolean mayRest() { return true; }
 
     @Override public boolean active() {
-        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null) return true;
+        if (busy || occupied()) return true;
         if (doorbell.valid() || sqConfig.valid()) return true;
         return arbitrate() >= 0;
     }
@@ -163,13 +163,13 @@ public final class WqeFetcher implements Block {
      * {@link MttWalker#IDLE_EDGES} while no queue has WQEBBs to fetch.
      */
     long quietEdges() {
-        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null) return 0;
+        if (busy || occupied()) return 0;
         return arbitrate() < 0 ? MttWalker.IDLE_EDGES : 1;
     }
 
     /** Runs the edge of {@link #quietEdges} as {@link #update} would with no input valid: the next read issued. */
     void coast() {
-        int pick = busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null ? -1 : arbitrate();
+        int pick = busy || occupied() ? -1 : arbitrate();
         if (pick < 0) throw new IllegalStateException("WqeFetcher: coasting edge with no read to issue");
         issue(plan(pick));
     }
@@ -190,7 +190,7 @@ public final class WqeFetcher implements Block {
 
     /** Runs an edge on which a beat of its read comes in, as {@link #update} would with only io_dmaRsp firing. */
     void coastBeat(WqebbBeat b) {
-        if (!busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null)
+        if (!busy || occupied())
             throw new IllegalStateException("WqeFetcher: coasting a beat it does not wait for, or with an output");
         beat(b);
     }
@@ -201,8 +201,7 @@ public final class WqeFetcher implements Block {
      * that announces WQEBBs not yet fetched. A look-ahead: it changes nothing.
      */
     boolean takesQuietly(DoorbellMsg m) {
-        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null || arbitrate() >= 0)
-            return false;
+        if (busy || occupied() || arbitrate() >= 0) return false;
         Sq s = sqs[(int) (m.qpn() & (sqs.length - 1))];
         return m.kind() == DoorbellMsg.Kind.SEND.ordinal() && s.valid && s.qpn == m.qpn() && !s.error
                 && ((int) m.index() & 0xFFFF) != s.fetched;
@@ -220,6 +219,9 @@ public final class WqeFetcher implements Block {
             throw new IllegalStateException("WqeFetcher: coasting a doorbell it does not take quietly: " + m);
         ring(m);
     }
+
+    /** Whether it drives a read or holds anything for its outputs (a WQEBB, an error, a dropped doorbell). */
+    private boolean occupied() { return reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null; }
 
     /** Round robin from the queue after the last one served: the first valid, running queue with WQEBBs pending. */
     private int arbitrate() {

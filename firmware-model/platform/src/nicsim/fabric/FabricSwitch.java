@@ -239,9 +239,8 @@ public final class FabricSwitch implements Windows.Exchange {
 
     /** In a fabric event of simulator {@code in}: takes what came in by now, if that is the switch's simulator. */
     void takeAhead(Simulator in) {
-        if (pending.isEmpty() || in != sim || !lazy() || pending.peek().headAt() > sim.now()) return;
-        takeUntil(sim.now() + 1);
-        arm();
+        if (pending.isEmpty() || in != sim || pending.peek().headAt() > sim.now()) return;
+        settle();
     }
 
     /** Takes what came in by now (before the switch's state is changed or read from outside its steps). */
