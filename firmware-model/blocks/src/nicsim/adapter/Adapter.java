@@ -442,6 +442,13 @@ public final class Adapter implements PciFunction, Clocked {
         /** A doorbell write or a translation wakes the stopped clock: its block takes it in a coast. */
         @Override public boolean coastsFromStop() { return true; }
 
+        /**
+         * Found at the wake itself: every input comes through a queue here before {@link #queued} wakes the clock,
+         * or from the reader before it does. Not when doorbells are polled: a BlueFlame write keeps its lines at once
+         * and wakes the clock only at the poll, and a fetch looked ahead for meanwhile may find them.
+         */
+        @Override public boolean coastsAtWake() { return pollInterval == 0; }
+
         @Override public void coast(long first, long n) {
             if (taking) {
                 decoder.coastMmio(taken(mmioIn));

@@ -112,7 +112,7 @@ public final class ClockDomain {
      * Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link
      * Coaster}). Not in a gap of the coast: the clock is stopped then, as it would be without the coast.
      */
-    public boolean coasting() { return coastTo >= 0 && !inGap(); }
+    public boolean coasting() { return coastTo >= 0 && !ahead() && !inGap(); }
 
     /**
      * Whether the clock runs: an edge of it is to come (through the wires, or closing a coast), not one it sleeps till
@@ -151,7 +151,7 @@ public final class ClockDomain {
      * The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the
      * coast.
      */
-    public long cycle() { return lastEdgeCycle; }
+    public long cycle() { return ahead() ? foundFrom : lastEdgeCycle; }
 
     /** How many edges have run, coasted ones included: idle stretches with the clock stopped are not counted. */
     public long edgesRun() { return edges; }
@@ -204,6 +204,14 @@ public final class ClockDomain {
          * ({@link #stirred}); the others rest on. Off, that edge runs through the wires.
          */
         default boolean coastsFromStop() { return false; }
+
+        /**
+         * Whether the coast from a stop ({@link #coastsFromStop}) may be found at the {@link #wake()} call itself, not
+         * on the edge the clock wakes for: the blocks take every input from outside before the wake that tells of it,
+         * and nothing the look-ahead reads changes but through a wake. The edge that only found the coast then does
+         * not run: an event fewer each wake. Another wake before the coast's first edge gives that edge back.
+         */
+        default boolean coastsAtWake() { return false; }
     }
 
     /**
@@ -366,15 +374,77 @@ public final class ClockDomain {
             nextEdge.cancel();
             nextEdge = null;
         }
+        if (coastTo >= 0 && ahead()) { // a coast found at a wake, not begun: its first edge runs as it would have
+            giveBack();
+            return;
+        }
         boolean coasting = coastTo >= 0;
         if (coasting) { // up to the edge behind now (in a gap: the one the clock stopped after)
             coastUpTo(Math.min(behindNow(), coastTo));
             nextEdge.cancel();
             nextEdge = null;
         }
-        if (nextEdge != null && !nextEdge.cancelled()) return;
-        nextEdge = scheduleEdge(wakeCycle(), runScheduled);
+        if (nextEdge != null && !nextEdge.cancelled()) {
+            lookedAtWake = false; // the edge woken for looks ahead afresh
+            return;
+        }
+        long c = wakeCycle();
         stopWake = !coasting && !inEdge;
+        if (stopWake && mayCoast() && coaster.coastsFromStop() && coaster.coastsAtWake() && coastAtWake(c)) return;
+        nextEdge = scheduleEdge(c, runScheduled);
+    }
+
+    // a coast found at a wake (Coaster#coastsAtWake) whose first edge is still ahead: the last edge run before it
+    // (what cycle() shows till then, -1 if none); NOT_FOUND: no such coast
+    private long foundFrom = NOT_FOUND;
+    private static final long NOT_FOUND = -2;
+    // the look-ahead at the wake found no coast: the edge woken for needs not look again (nothing came in since)
+    private boolean lookedAtWake;
+
+    /** Whether a coast found at a wake has yet to reach its first edge. */
+    private boolean ahead() {
+        if (foundFrom == NOT_FOUND) return false;
+        if (behindNow() <= lastEdgeCycle) return true;
+        foundFrom = NOT_FOUND;
+        return false;
+    }
+
+    /**
+     * The clock is woken from a stop for edge {@code cycle}: the coaster looks ahead now, as it would on that edge
+     * (nothing changes before it but through another wake). A coast found starts there, and no event runs the edge
+     * only to find it. Whether one was.
+     */
+    private boolean coastAtWake(long cycle) {
+        long last = lastEdgeCycle;
+        lastEdgeCycle = cycle - 1;
+        long n = coaster.coastable();
+        boolean after = coaster.coastsEdgeAfter();
+        if (n == 0) { // none, or the woken edge alone at its own time: the edge runs (and looks again only for that)
+            lastEdgeCycle = last;
+            lookedAtWake = !after;
+            return false;
+        }
+        foundFrom = last;
+        takeGaps();
+        coastTo = cycle - 1 + n;
+        stopWake = false;
+        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
+        return true;
+    }
+
+    /**
+     * Another wake came before the first edge of the coast found at a wake: that edge runs as the one woken for, and
+     * looks ahead with what has come in since.
+     */
+    private void giveBack() {
+        long cycle = lastEdgeCycle + 1;
+        lastEdgeCycle = foundFrom;
+        foundFrom = NOT_FOUND;
+        coastTo = -1;
+        gaps = gapAt = 0;
+        nextEdge.cancel();
+        nextEdge = scheduleEdge(cycle, runScheduled);
+        stopWake = true;
     }
 
     private boolean stopWake; // the next edge is the one wake() started a stopped clock for (not within an edge)
@@ -452,6 +522,7 @@ public final class ClockDomain {
             idle += gapWake[i] - gapStop[i] - 1;
         }
         gaps = gapAt = 0;
+        foundFrom = NOT_FOUND;
         long n = cycle - lastEdgeCycle;
         coastTo = -1;
         if (n <= 0) return;
@@ -474,9 +545,10 @@ public final class ClockDomain {
     private void runEdge(long cycle) {
         ranEdge = nextEdge;
         nextEdge = null;
-        boolean woke = sleeping, fromStop = stopWake;
+        boolean woke = sleeping, fromStop = stopWake && !lookedAtWake;
         sleeping = false;
         stopWake = false;
+        lookedAtWake = false;
         if (coastTo >= 0) coastUpTo(cycle - 1);
         if (woke && mayCoast() && coastFromWake(cycle, true)) return;
         if (fromStop && mayCoast() && coaster.coastsFromStop() && coastFromWake(cycle, false)) return;

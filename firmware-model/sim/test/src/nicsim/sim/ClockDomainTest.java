@@ -263,7 +263,7 @@ class ClockDomainTest {
         final long[] arrivals;
         int next, left;
         final List<Long> wired = new ArrayList<>(), coasted = new ArrayList<>();
-        boolean overGaps, fromStop;
+        boolean overGaps, fromStop, atWake;
         int looks; // look-aheads
         final List<long[]> gaps = new ArrayList<>(); // the last look-ahead's: the edge stopped after, the wake edge
 
@@ -305,6 +305,8 @@ class ClockDomainTest {
         @Override public boolean coastsEdgeAfter() { return true; }
 
         @Override public boolean coastsFromStop() { return fromStop; }
+
+        @Override public boolean coastsAtWake() { return atWake; }
 
         @Override public int gaps() { return gaps.size(); }
         @Override public long gapStop(int i) { return gaps.get(i)[0]; }
@@ -437,5 +439,55 @@ class ClockDomainTest {
             assertEquals(6, d.edgesRun());
             assertEquals(0, w.left);
         }
+    }
+
+    /**
+     * Three items at 0 ns and three at 10 ns, which a wake at 9.5 ns announces (the coast from the stop found at the
+     * wake itself or on the edge woken for); {@code second}, if not negative, a second wake then. The edges run, what
+     * the second wake saw of the clock (its cycle, whether it coasted) and the kernel's events.
+     */
+    private static Ran wokenTwice(boolean atWake, long second, List<Long> seen) {
+        Simulator sim = new Simulator();
+        ClockDomain d = sim.clockDomain("d", 1_000, 0);
+        Worker w = new Worker(d, 0, 0, 0, 10_000, 10_000, 10_000);
+        w.fromStop = true;
+        w.atWake = atWake;
+        d.coastWith(w, 1);
+        d.add(w);
+        sim.post(9_500, Simulator.Priority.DEFAULT, d::wake);
+        if (second >= 0) sim.post(second, Simulator.Priority.DELIVERY, () -> {
+            seen.add(d.cycle());
+            seen.add(d.coasting() ? 1L : 0L);
+            d.wake();
+        });
+        sim.runUntilIdle();
+        List<Long> all = new ArrayList<>(w.wired);
+        all.addAll(w.coasted);
+        assertEquals(0, w.left);
+        return new Ran(all, d.edgesRun(), d.edgesCoasted(), w.looks, sim.eventsExecuted());
+    }
+
+    /**
+     * A coast from a stop found at the wake itself ({@code coastsAtWake}) runs the same edges, wired and coasted, as
+     * one found on the edge woken for, with the event of that edge saved; a second wake before the coast's first edge
+     * (before its time, or at it before the edge) gives that edge back to run as it would have, and one after it
+     * ends the coast there as it would have.
+     */
+    @Test
+    void aCoastFoundAtTheWakeRunsTheSameEdgesWithoutTheWokenEdgesEvent() {
+        for (long second : new long[]{-1, 9_800, 10_000, 10_500}) {
+            List<Long> seenOnEdge = new ArrayList<>(), seenAtWake = new ArrayList<>();
+            Ran onEdge = wokenTwice(false, second, seenOnEdge), atWake = wokenTwice(true, second, seenAtWake);
+            String at = "second wake at " + second + " ps";
+            assertEquals(onEdge.edges(), atWake.edges(), at);
+            assertEquals(onEdge.edgesRun(), atWake.edgesRun(), at);
+            assertEquals(onEdge.coasted(), atWake.coasted(), at);
+            assertEquals(seenOnEdge, seenAtWake, at + ": the cycle and coasting the second wake saw");
+            // saved: the edge the wake as the block is added starts at, and the one the wake at 9.5 ns does unless
+            // given back
+            boolean givenBack = second == 9_800 || second == 10_000;
+            assertEquals(onEdge.events() - (givenBack ? 1 : 2), atWake.events(), at);
+        }
+        assertEquals(List.of(0L, 1L, 2L, 10L, 11L, 12L), wokenTwice(true, -1, new ArrayList<>()).edges());
     }
 }
