@@ -400,7 +400,8 @@ public final class Adapter implements PciFunction, Clocked {
      * back. Only while nothing waits here for the blocks (but one doorbell write or one translation, which the quiet
      * decoder or walker takes on the coast's first edge, even the edge a stopped clock is woken for) and every other
      * block on the clock is idle: no input from outside them is valid on those edges, so the busy blocks change only
-     * among themselves, each as on its own. The edge that shows what they made runs through the wires.
+     * among themselves, each as on its own. The edge that shows what they made runs through the wires, but for the
+     * walker's whole answer to a translation it took in the coast: that edge hands it to the firmware without them.
      */
     private final class CoreCoast implements ClockDomain.Coaster {
         // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), whether the
@@ -409,8 +410,13 @@ public final class Adapter implements PciFunction, Clocked {
         // edge (the pick is then on the second), and whether the fetcher's pick goes on to the read served from
         // BlueFlame
         private boolean decoding, taking, xlating, routing, picking, walking, serving;
+        // the walker alone takes a translation and holds its whole answer at the coast's end: the edge after hands it
+        // to the firmware, at its own time, with no wires (coastsEdgeAfter); found: the coast's edges before that one
+        private boolean answering;
+        private long found;
 
         @Override public long coastable() {
+            answering = false;
             if (cqeWriter.active() || reader.active()) return 0;
             long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
             // a doorbell write alone here for the quiet decoder, which takes it, then decodes it; or a translation
@@ -436,8 +442,14 @@ public final class Adapter implements PciFunction, Clocked {
             decoding = d != MttWalker.IDLE_EDGES;
             picking = f != MttWalker.IDLE_EDGES;
             walking = w != MttWalker.IDLE_EDGES;
+            answering = xlating && !decoding && !picking && !routing && n == w
+                    && mtt.answersWholeTaking(xlateIn.peekFirst());
+            found = n;
             return n;
         }
+
+        /** The edge after a translation's coast hands the walker's answer over: it needs no wires. */
+        @Override public boolean coastsEdgeAfter() { return answering; }
 
         /** A doorbell write or a translation wakes the stopped clock: its block takes it in a coast. */
         @Override public boolean coastsFromStop() { return true; }
@@ -450,6 +462,8 @@ public final class Adapter implements PciFunction, Clocked {
         @Override public boolean coastsAtWake() { return pollInterval == 0; }
 
         @Override public void coast(long first, long n) {
+            boolean handOver = answering && n > found; // the edge after the coast is run too
+            if (handOver) n = found;
             if (taking) {
                 decoder.coastMmio(taken(mmioIn));
                 core.stirred(decoder);
@@ -466,6 +480,7 @@ public final class Adapter implements PciFunction, Clocked {
             }
             if (picking && n > pick) fetcher.coast();
             if (walking) mtt.coast(xlating ? n - 1 : n);
+            if (handOver) firmware.onXlate(mtt.coastAnswerTaken()); // as the edge's update would hand it over
             if (!serving || n < pick + 2) return;
             WqePorts.DmaReadReq r = fetcher.coastReadTaken();
             fetchIssued(r, core.picosOfCycle(first + pick + 1));

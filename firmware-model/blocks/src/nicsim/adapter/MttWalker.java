@@ -243,6 +243,37 @@ public final class MttWalker implements Block {
         return r.length() != 0 && passesDirect(r, r.mkey(), r.va(), r.length(), false) ? 3 : 2;
     }
 
+    /**
+     * Whether, having taken request {@code r} (idle, as {@link #quietEdgesTaking} asks), the walker holds its whole
+     * answer once those edges have run: one response, the last, and the walker idle. The edge after then only hands
+     * it over. A look-ahead: it changes nothing.
+     */
+    boolean answersWholeTaking(XlateReq r) {
+        if (r.length() == 0) return true; // answered OK at once, unchecked
+        MkeyContext c = context(r.mkey());
+        if (status(c, r, r.mkey(), r.va(), r.length(), false) != Status.OK) return true; // the failure is the answer
+        if (c.indirect() != 0) return false; // the walk through its KLM entries follows
+        boolean zeroBased = (c.access() & MttPorts.ZERO_BASED) != 0;
+        long at = (zeroBased ? r.va() : r.va() - c.start()) + c.pageOffset();
+        long idx = (c.mttBase() + (at >>> c.pageShift())) & 0xFFFF_FFFFL;
+        int slot = (int) (idx & (cfg.cacheEntries() - 1));
+        if (!(cacheValid[slot] && cacheTag[slot] == idx)) return false; // a fill request instead
+        long pageSize = 1L << c.pageShift();
+        return Long.compareUnsigned(r.length(), pageSize - (at & (pageSize - 1))) <= 0; // one chunk: the last
+    }
+
+    /**
+     * Runs the edge after those {@link #answersWholeTaking} looked over, on which its answer is taken, as {@link
+     * #update} would with only io_rsp firing: the answer.
+     */
+    XlateRsp coastAnswerTaken() {
+        if (outReg == null || state != State.IDLE || fillReg != null)
+            throw new IllegalStateException("MttWalker: coasting an answer's hand-over without a whole answer held");
+        XlateRsp r = outReg;
+        outReg = null;
+        return r;
+    }
+
     /** Runs an edge on which request {@code r} comes in, as {@link #update} would with only io_req firing. */
     void coastTake(XlateReq r) {
         if (state != State.IDLE || outReg != null || fillReg != null)
