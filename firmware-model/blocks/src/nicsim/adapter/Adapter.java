@@ -91,6 +91,9 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
     private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
+    /** Every queue of what waits here for the blocks (whether the adapter is active, whether one entry is alone). */
+    private final ArrayDeque<?>[] queues = {mmioIn, tableIn, sqIn, cqConfigIn, cqeIn, pendingMsix, xlateIn, mkeyIn,
+            klmIn, fillRspIn, ciIn};
     /** What the adapter found wrong: each counted, the first and last {@link Problems#KEPT} kept. */
     private final Problems problems = new Problems();
     private final List<byte[]> partial = new ArrayList<>();
@@ -518,9 +521,9 @@ public final class Adapter implements PciFunction, Clocked {
 
     /** Whether one entry of {@code q} is all that waits here for the blocks. */
     private boolean alone(ArrayDeque<?> q) {
-        return q.size() == 1 && mmioIn.size() + tableIn.size() + sqIn.size() + cqConfigIn.size() + cqeIn.size()
-                + pendingMsix.size() + xlateIn.size() + mkeyIn.size() + klmIn.size() + fillRspIn.size()
-                + ciIn.size() == 1;
+        if (q.size() != 1) return false;
+        for (ArrayDeque<?> other : queues) if (other != q && !other.isEmpty()) return false;
+        return true;
     }
 
     /** Whether the BlueFlame buffer holds every WQEBB of ring read {@code r} (the reader serves it from there). */
@@ -877,9 +880,8 @@ public final class Adapter implements PciFunction, Clocked {
      * active while it can take it.
      */
     @Override public boolean active() {
-        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty()
-                || !pendingMsix.isEmpty() || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty()
-                || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
+        for (ArrayDeque<?> q : queues) if (!q.isEmpty() && (q != xlateIn || !mtt.req().valid())) return true;
+        return false;
     }
 
     /**
