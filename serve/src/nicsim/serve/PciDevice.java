@@ -213,20 +213,9 @@ final class PciDevice implements AutoCloseable {
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
         drainPosted();
-        if (user != null) userCheck(op, in);
+        if (user != null) UctxRequests.check(user, op, in);
         return switch (op) {
-            case UCTX_CMD -> command(in);
-            case UCTX_IMPORT -> {
-                if (user == null) throw new Wire.Malformed("UCTX_IMPORT on a PCI function");
-                WireLayout.UctxImportRequest q = in.read(WireLayout.UctxImportRequest.class);
-                yield new Wire.Out(new WireLayout.UctxImportReply(user.imported(q.kind(), q.handle() & 0xFFFF_FFFFL)));
-            }
-            case UCTX_CQ_CHANNEL -> {
-                if (user == null) throw new Wire.Malformed("UCTX_CQ_CHANNEL on a PCI function");
-                WireLayout.CqChannelRequest q = in.read(WireLayout.CqChannelRequest.class);
-                user.channel(q.cqn() & 0xFFFF_FFFFL, q.channel());
-                yield new Wire.Out();
-            }
+            case UCTX_CMD, UCTX_IMPORT, UCTX_CQ_CHANNEL -> UctxRequests.handle(user, op, in, this::interrupted, pages);
             case PCI_CONFIG_READ -> {
                 int offset = configOffset(in.read(WireLayout.ConfigOffset.class).offset());
                 yield new Wire.Out(new WireLayout.ConfigValue(resetting() ? dropped(-1)
@@ -291,39 +280,6 @@ final class PciDevice implements AutoCloseable {
     private int dropped(int value) {
         droppedWhileResetting++;
         return value;
-    }
-
-    /**
-     * What a user context may not do: write config space, or read BAR0 but its device memory (its writes
-     * are checked where every posted write is, {@link #mmioWrite}).
-     */
-    private void userCheck(Wire.Op op, Wire.In in) {
-        if (op == Wire.Op.PCI_CONFIG_WRITE)
-            throw new VerbsException(Errno.EPERM, op
-                    + " on a user context: config space and registers are the kernel's");
-        if (op != Wire.Op.PCI_MMIO_READ) return;
-        // the request stays whole for handle()
-        WireLayout.BarAccess q = in.copy().read(WireLayout.BarAccess.class);
-        long offset = q.offset();
-        int length = q.length();
-        if (!user.inOwnDm(offset, length))
-            throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user context: "
-                    + "only its device memory may be read, registers are the kernel's", length, offset));
-    }
-
-    /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
-    private Wire.Out command(Wire.In in) {
-        if (user == null) throw new Wire.Malformed("UCTX_CMD on a PCI function: its commands go through its mailbox");
-        WireLayout.UctxCmdRequest q = in.read(WireLayout.UctxCmdRequest.class);
-        int opcode = q.opcode(), n = q.inputWords();
-        if (n > 512) throw new VerbsException(Errno.EINVAL, "UCTX_CMD of " + n + " input words: at most 512");
-        long[] words = new long[n];
-        for (int i = 0; i < n; i++) words[i] = in.u64("input word");
-        int nout = in.count32("output words");
-        if (nout > 510) throw new VerbsException(Errno.EINVAL, "UCTX_CMD for " + nout + " output words: at most 510");
-        Wire.Out out = new Wire.Out();
-        for (long w : user.run(opcode, words, nout, this::interrupted, pages)) out.u64(w);
-        return out;
     }
 
     private static int configOffset(int offset) {
