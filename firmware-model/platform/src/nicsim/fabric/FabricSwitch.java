@@ -367,7 +367,12 @@ public final class FabricSwitch implements Windows.Exchange {
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
         else {
-            src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+            Simulator.Scope before = src.sim.enter(null); // posted: no one cancels a credit, so its event is a spare
+            try {
+                src.sim.post(freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+            } finally {
+                src.sim.leave(before);
+            }
             if (src.sim == sim) creditAhead = Math.max(creditAhead, freed + f.propagation);
         }
     }
@@ -426,7 +431,7 @@ public final class FabricSwitch implements Windows.Exchange {
         long at = f.cutThroughRx ? headersIn : end + f.propagation;
         // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
         if (dst.inbox != null) dst.inbox.deliver(dst, at, p, headersIn, payloadIn);
-        else dst.downlink.schedule(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn));
+        else dst.downlink.post(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn)); // no one cancels it
         return end;
     }
 
