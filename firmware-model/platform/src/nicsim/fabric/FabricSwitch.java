@@ -70,6 +70,8 @@ public final class FabricSwitch implements Windows.Exchange {
      * array rather than a map, as every packet counts.
      */
     private long[][] traffic = new long[0][];
+    @SuppressWarnings("unchecked")
+    private List<Integer>[] toPort = new List[0]; // by LID: the unicast destination lists (null: none made yet)
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -404,7 +406,14 @@ public final class FabricSwitch implements Windows.Exchange {
             }
             return out;
         }
-        return p.dlid() < 1 || p.dlid() > f.ports.size() ? List.of() : List.of(p.dlid());
+        return p.dlid() < 1 || p.dlid() > f.ports.size() ? List.of() : toPort(p.dlid());
+    }
+
+    /** The list of port {@code lid} alone, made once: every unicast packet asks. */
+    private List<Integer> toPort(int lid) {
+        if (lid >= toPort.length) toPort = Arrays.copyOf(toPort, Math.max(lid + 1, 2 * toPort.length));
+        List<Integer> l = toPort[lid];
+        return l != null ? l : (toPort[lid] = List.of(lid));
     }
 
     /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
@@ -444,8 +453,9 @@ public final class FabricSwitch implements Windows.Exchange {
      * ones once whole.
      */
     Runnable delivery(Fabric.PortState dst, Packet p, long headersIn, long payloadIn) {
-        Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
-                : p;
+        // an acknowledgement carries no payload and no one asks when it came in: handed on as it was sent
+        Packet delivered = f.cutThroughRx && !p.op().isAck()
+                ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
         return () -> {
             takeAhead(dst.sim);
             if (dst.tap != null) dst.tap.delivered(delivered);
