@@ -20,11 +20,12 @@ final class DmaWritesAhead implements Runnable {
     private int planned, issued, replayed; // planned; issued by the event so far; of those, met by the coast
     private Simulator.Event event; // the event for the next planned write (reused once run)
     private boolean armed;
+    private long issuedSoFar; // writes issued ahead since the channel was made
 
     DmaWritesAhead(DmaChannel channel) { this.channel = channel; }
 
-    /** Whether no write is planned or waits for its coast to catch up. */
-    boolean isEmpty() { return planned == 0; }
+    /** Writes issued ahead so far. */
+    long issuedSoFar() { return issuedSoFar; }
 
     /** A write a beat leaving the host engine at edge {@code cycle}, at {@code time}, issues: see DmaChannel#issue. */
     void plan(long cycle, long time, Job j, long addr, int off, int len, long since) {
@@ -53,6 +54,7 @@ final class DmaWritesAhead implements Runnable {
         armed = false;
         if (!channel.domain.coasting()) { drop(); return; }
         int i = issued++;
+        issuedSoFar++;
         channel.issue(jobs[i], addrs[i], offs[i], lens[i], sinces[i], false);
         arm();
     }
