@@ -4,18 +4,10 @@ import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import nicsim.adapter.Problems;
-import nicsim.adapter.Problems.Problem;
 import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
 import nicsim.host.ConfigSpace;
-import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
@@ -39,10 +31,8 @@ final class PciDevice implements AutoCloseable {
     final Program program;
     final int socketFd;
     private final ProcMemory memory;
-    /** The driver's DMA mappings by I/O virtual address: their lengths. */
-    private final TreeMap<Long, Long> maps = new TreeMap<>();
-    /** What backs each mapping (by IOVA): attached again to a fresh host's memory after a reset. */
-    private final Map<Long, HostMemory.Backing> backings = new HashMap<>();
+    /** The driver's DMA mappings: the only memory the adapter reaches. */
+    private final PciDmaMaps maps;
     /** The driver wrote Initiate FLR: its function is to be reset once the write is taken ({@link #resetAsked}). */
     private boolean resetAsked;
     /**
@@ -52,8 +42,6 @@ final class PciDevice implements AutoCloseable {
      */
     private long resetUntil;
     private long droppedWhileResetting;
-    /** The IOVAs of mappings at an address the driver chose (MAP_FIXED): not the node's allocator's to free. */
-    private final Set<Long> fixed = new HashSet<>();
     /** PCI_OPEN's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */
     static final int OPEN_BAR0_32BIT = 1;
     private boolean bar0Made32Bit;
@@ -68,11 +56,8 @@ final class PciDevice implements AutoCloseable {
     private int errorsAtOpen;
     /** Commands and writes the adapters before the last reset refused (each reset brings a fresh count). */
     private int errorsBeforeReset;
-    /** The adapter's problems, the bus's unsupported requests and refused commands already told; its refused writes. */
-    private long problemsTold;
-    private int unsupportedTold, refusalsTold;
-    private final List<String> refusedWrites = new ArrayList<>();
-    private long violations;
+    /** What the device found wrong, told and counted. */
+    private final PciViolations violations;
     /** A user context's objects and UARs (null: the driver holds the whole function); shared by importers. */
     final UserContext user;
     /** The kernel's paging of this process's memory for the implicit regions it makes. */
@@ -114,9 +99,8 @@ final class PciDevice implements AutoCloseable {
                 : shared != null ? shared.join() : new UserContext(host.driver(), session, program.pid);
         this.pages = user ? new ImplicitPages(host, memory) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
-        this.problemsTold = host.adapter.errorCount();
-        this.unsupportedTold = host.bus.unsupportedRequests().size();
-        this.refusalsTold = host.firmware.refusedCommands().size();
+        this.maps = new PciDmaMaps(this, memory);
+        this.violations = new PciViolations(this);
         if (user) return; // the kernel's driver keeps the interrupts and the bus
         hook();
     }
@@ -127,7 +111,7 @@ final class PciDevice implements AutoCloseable {
             interrupts.add(data);
             interruptsRaised++;
         });
-        host.bus.iommu(this::mapped); // the adapter reaches only what the driver mapped, as behind an IOMMU
+        host.bus.iommu(maps::mapped); // the adapter reaches only what the driver mapped, as behind an IOMMU
         host.bus.configSpace(0).onFunctionReset(() -> resetAsked = true);
     }
 
@@ -161,13 +145,10 @@ final class PciDevice implements AutoCloseable {
         errorsBeforeReset += host.firmware.commandErrors() - errorsAtOpen;
         errorsAtOpen = 0;
         host = fresh;
-        for (var e : maps.entrySet()) {
-            if (!fixed.contains(e.getKey())) fresh.memory.reserve(e.getKey(), e.getValue());
-            fresh.memory.attach(e.getKey(), e.getValue(), backings.get(e.getKey()));
-        }
+        maps.attachTo(fresh);
         if (bar0Made32Bit) fresh.bus.configSpace(0).bar0As32Bit(true);
         hook();
-        problemsTold = refusalsTold = unsupportedTold = 0;
+        violations.reset();
         resetUntil = readyAt;
     }
 
@@ -188,12 +169,6 @@ final class PciDevice implements AutoCloseable {
             throw new VerbsException(Errno.EINVAL, "PCI_OPEN flag BAR0 32-bit: " + x.getMessage());
         }
         bar0Made32Bit = true;
-    }
-
-    /** Whether {@code [addr, addr + length)} lies in one of the driver's DMA mappings. */
-    private boolean mapped(long addr, long length) {
-        var m = maps.floorEntry(addr);
-        return m != null && addr - m.getKey() + length <= m.getValue();
     }
 
     /** The driver's posted-write ring (PCI_POSTED_RING), or null: its writes come on the socket. */
@@ -238,20 +213,9 @@ final class PciDevice implements AutoCloseable {
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
         drainPosted();
-        if (user != null) userCheck(op, in);
+        if (user != null) UctxRequests.check(user, op, in);
         return switch (op) {
-            case UCTX_CMD -> command(in);
-            case UCTX_IMPORT -> {
-                if (user == null) throw new Wire.Malformed("UCTX_IMPORT on a PCI function");
-                WireLayout.UctxImportRequest q = in.read(WireLayout.UctxImportRequest.class);
-                yield new Wire.Out(new WireLayout.UctxImportReply(user.imported(q.kind(), q.handle() & 0xFFFF_FFFFL)));
-            }
-            case UCTX_CQ_CHANNEL -> {
-                if (user == null) throw new Wire.Malformed("UCTX_CQ_CHANNEL on a PCI function");
-                WireLayout.CqChannelRequest q = in.read(WireLayout.CqChannelRequest.class);
-                user.channel(q.cqn() & 0xFFFF_FFFFL, q.channel());
-                yield new Wire.Out();
-            }
+            case UCTX_CMD, UCTX_IMPORT, UCTX_CQ_CHANNEL -> UctxRequests.handle(user, op, in, this::interrupted, pages);
             case PCI_CONFIG_READ -> {
                 int offset = configOffset(in.read(WireLayout.ConfigOffset.class).offset());
                 yield new Wire.Out(new WireLayout.ConfigValue(resetting() ? dropped(-1)
@@ -297,19 +261,9 @@ final class PciDevice implements AutoCloseable {
                         new WireLayout.MmioReadStatus(r.status() == PciBus.MmioStatus.OK ? 0 : 1)).bytes(r.data()));
                 yield null;
             }
-            case PCI_DMA_MAP -> {
-                WireLayout.DmaMapRequest q = in.read(WireLayout.DmaMapRequest.class);
-                long address = q.address(), length = q.length();
-                int flags = q.flags();
-                if ((flags & ~(MAP_WRITABLE | MAP_WAKE | MAP_FIXED)) != 0)
-                    throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP flags 0x%x: only 0x%x are "
-                            + "defined", flags, MAP_WRITABLE | MAP_WAKE | MAP_FIXED));
-                long at = (flags & MAP_FIXED) != 0 ? in.read(WireLayout.Iova.class).iova() : -1;
-                boolean writable = (flags & MAP_WRITABLE) != 0, wake = (flags & MAP_WAKE) != 0;
-                yield new Wire.Out(new WireLayout.Iova(map(address, length, writable, wake, at)));
-            }
+            case PCI_DMA_MAP -> new Wire.Out(new WireLayout.Iova(maps.map(in)));
             case PCI_DMA_UNMAP -> {
-                unmap(in.read(WireLayout.Iova.class).iova());
+                maps.unmap(in.read(WireLayout.Iova.class).iova());
                 yield new Wire.Out();
             }
             case PCI_WAIT -> {
@@ -326,39 +280,6 @@ final class PciDevice implements AutoCloseable {
     private int dropped(int value) {
         droppedWhileResetting++;
         return value;
-    }
-
-    /**
-     * What a user context may not do: write config space, or read BAR0 but its device memory (its writes
-     * are checked where every posted write is, {@link #mmioWrite}).
-     */
-    private void userCheck(Wire.Op op, Wire.In in) {
-        if (op == Wire.Op.PCI_CONFIG_WRITE)
-            throw new VerbsException(Errno.EPERM, op
-                    + " on a user context: config space and registers are the kernel's");
-        if (op != Wire.Op.PCI_MMIO_READ) return;
-        // the request stays whole for handle()
-        WireLayout.BarAccess q = in.copy().read(WireLayout.BarAccess.class);
-        long offset = q.offset();
-        int length = q.length();
-        if (!user.inOwnDm(offset, length))
-            throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user context: "
-                    + "only its device memory may be read, registers are the kernel's", length, offset));
-    }
-
-    /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
-    private Wire.Out command(Wire.In in) {
-        if (user == null) throw new Wire.Malformed("UCTX_CMD on a PCI function: its commands go through its mailbox");
-        WireLayout.UctxCmdRequest q = in.read(WireLayout.UctxCmdRequest.class);
-        int opcode = q.opcode(), n = q.inputWords();
-        if (n > 512) throw new VerbsException(Errno.EINVAL, "UCTX_CMD of " + n + " input words: at most 512");
-        long[] words = new long[n];
-        for (int i = 0; i < n; i++) words[i] = in.u64("input word");
-        int nout = in.count32("output words");
-        if (nout > 510) throw new VerbsException(Errno.EINVAL, "UCTX_CMD for " + nout + " output words: at most 510");
-        Wire.Out out = new Wire.Out();
-        for (long w : user.run(opcode, words, nout, this::interrupted, pages)) out.u64(w);
-        return out;
     }
 
     private static int configOffset(int offset) {
@@ -392,117 +313,14 @@ final class PciDevice implements AutoCloseable {
      * device chooses: a guest's RAM at its guest-physical addresses, which its kernel uses as bus addresses.
      */
     static final int MAP_FIXED = 4;
-    /** Writes into a user context's waking mappings so far, and when it was last answered. */
-    private long wakes, wakesSeen;
-
-    /**
-     * Maps the driver's {@code [address, address + length)} for DMA: its I/O virtual address, {@code at}
-     * if not negative (MAP_FIXED), else one the node's allocator gives.
-     */
-    private long map(long address, long length, boolean writable, boolean wake, long at) {
-        int page = host.memory.pageSize();
-        if (length <= 0 || address % page != 0 || length % page != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("DMA map of 0x%x, 0x%x bytes: page-aligned (%d) "
-                    + "address and length", address, length, page));
-        memory.checkMapped(address, length, writable);
-        if (at >= 0) checkFixed(at, length);
-        long iova = at >= 0 ? at : host.allocPinned(length);
-        HostMemory.Backing b = memory.at(address);
-        HostMemory.Backing backing = !wake ? b : new HostMemory.Backing() {
-            @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }
-            @Override public void write(long offset, byte[] src, int off, int len) {
-                b.write(offset, src, off, len);
-                wakes++;
-            }
-        };
-        host.memory.attach(iova, length, backing);
-        maps.put(iova, length);
-        backings.put(iova, backing);
-        if (at >= 0) fixed.add(iova);
-        return iova;
-    }
-
-    /**
-     * A MAP_FIXED window {@code [iova, iova + length)}: a whole function's (a user context's IOVAs are the
-     * kernel's to give), page-aligned, within the node's bus addresses, and clear of the driver's other
-     * mappings. It shadows the node's memory allocator, which nothing else uses while a driver holds
-     * the whole function (the Java driver is refused the node).
-     */
-    private void checkFixed(long iova, long length) {
-        if (user != null)
-            throw new VerbsException(Errno.EPERM, "PCI_DMA_MAP at a fixed IOVA on a user context: its IOVAs are "
-                    + "the kernel's to choose");
-        if (iova % host.memory.pageSize() != 0 || !host.memory.inBounds(iova, length))
-            throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP iova 0x%x, 0x%x bytes: page-aligned "
-                    + "and below the node's 0x%x bytes of bus addresses", iova, length, host.memory.size()));
-        var below = maps.floorEntry(iova + length - 1);
-        if (below != null && below.getKey() + below.getValue() > iova)
-            throw new VerbsException(Errno.EEXIST, String.format("PCI_DMA_MAP iova 0x%x, 0x%x bytes: overlaps the "
-                    + "mapping at 0x%x", iova, length, below.getKey()));
-    }
-
-    private void unmap(long iova) {
-        Long length = maps.remove(iova);
-        if (length == null)
-            throw new VerbsException(Errno.EINVAL, String.format("DMA unmap of iova 0x%x: not mapped", iova));
-        backings.remove(iova);
-        host.memory.detach(iova);
-        if (!fixed.remove(iova)) host.freePhysical(iova, length);
-    }
+    /** Writes into a user context's waking mappings when it was last answered. */
+    private long wakesSeen;
 
     /** A posted write of the driver's that reached nothing (no answer can say so): told as a violation. */
-    void refusedWrite(String why) {
-        refusedWrites.add(String.format("at %.3f us: MMIO write refused: %s", us(host.sim.now()), why));
-    }
+    void refusedWrite(String why) { violations.refusedWrite(why); }
 
-    private static double us(long picos) { return picos / 1e6; }
-
-    /**
-     * What the device found wrong since last asked, each with its simulated time: the driver's refused
-     * writes, the adapter's reports (a doorbell for no queue, a malformed WQE or command, a CQE it
-     * could not write...; the same report over and over is one line with its count), and requests that
-     * hit nothing on the bus.
-     */
-    List<String> newViolations() {
-        List<String> out = new ArrayList<>(refusedWrites);
-        refusedWrites.clear();
-        long repeats = 0;
-        List<Problem> kept = host.adapter.problems().since(problemsTold);
-        for (int i = 0; i < kept.size(); ) { // a run of one report (a CQ's dropped completions, say) is one line
-            Problem p = kept.get(i);
-            if (p.number() > problemsTold) { // the adapter kept only the first and the last of a flood
-                out.add(String.format("%,d problems more, not kept (an adapter keeps the first and last %d reports)",
-                        p.number() - problemsTold, Problems.KEPT));
-                repeats += p.number() - problemsTold - 1;
-            }
-            String what = p.report().toString();
-            int last = i;
-            while (last + 1 < kept.size() && kept.get(last + 1).number() == kept.get(last).number() + 1
-                    && kept.get(last + 1).report().toString().equals(what)) last++;
-            String line = String.format("at %.3f us: %s", us(p.timePicos()), what);
-            if (last > i) line += String.format(" (%d times in a row, the last at %.3f us)", last - i + 1,
-                    us(kept.get(last).timePicos()));
-            out.add(line);
-            repeats += last - i;
-            problemsTold = kept.get(last).number() + 1;
-            i = last + 1;
-        }
-        if (user != null) {
-            out.addAll(user.takeRefusals()); // its own commands only: the kernel's and others' are theirs
-        } else {
-            var refused = host.firmware.refusedCommands();
-            for (; refusalsTold < refused.size(); refusalsTold++) out.add(refused.get(refusalsTold));
-        }
-        var ur = host.bus.unsupportedRequests();
-        for (; unsupportedTold < ur.size(); unsupportedTold++) {
-            var u = ur.get(unsupportedTold);
-            out.add(String.format("at %.3f us: %s of %d bytes at 0x%x: %s", us(u.timePicos()), u.kind(), u.length(),
-                    u.address(), u.kind().startsWith("DMA") ? "not memory the driver mapped (an IOMMU fault)"
-                            : "nothing answers there (an unsupported request)"));
-        }
-        violations += out.size() + repeats;
-        return out;
-    }
+    /** What the device found wrong since last asked, each with its simulated time ({@link PciViolations}). */
+    List<String> newViolations() { return violations.newViolations(); }
 
     /** Whether its program's memory is released: the program exits, and its files close next. */
     boolean memoryGone() { return memory.gone(); }
@@ -530,7 +348,7 @@ final class PciDevice implements AutoCloseable {
         if (open == null) return false;
         if (!open.isWait) return open.reply != null;
         // a user context wakes on its CQEs (its waking mappings); a whole function's driver on any DMA write
-        boolean written = user != null ? wakes != wakesSeen : memory.writes() != writesSeen;
+        boolean written = user != null ? maps.wakes != wakesSeen : memory.writes() != writesSeen;
         return !interrupts.isEmpty() || written || host.sim.now() >= open.deadline;
     }
 
@@ -549,7 +367,7 @@ final class PciDevice implements AutoCloseable {
     /** The driver has its answer: what it has seen of its memory is now. */
     void answered() {
         writesSeen = memory.writes();
-        wakesSeen = wakes;
+        wakesSeen = maps.wakes;
     }
 
     private Wire.Out interruptsOut() {
@@ -574,7 +392,7 @@ final class PciDevice implements AutoCloseable {
         StringBuilder b = new StringBuilder(String.format("%d requests, %d MMIO writes, %d MMIO reads, %d interrupts, "
                 + "%d DMA maps left", requests, mmioWrites, mmioReads, interruptsRaised, maps.size()));
         int refused = host.firmware.commandErrors() - errorsAtOpen + errorsBeforeReset;
-        if (violations > 0) b.append("; ").append(violations).append(" violations (the log tells each)");
+        if (violations.count > 0) b.append("; ").append(violations.count).append(" violations (the log tells each)");
         if (refused > 0)
             b.append("; the adapter refused ").append(refused).append(" malformed commands or register writes");
         if (droppedWhileResetting > 0)
@@ -607,13 +425,7 @@ final class PciDevice implements AutoCloseable {
             drainPosted(); // what it wrote before it left still lands
             if (user != null && user.leave()) released = user.release();
         } finally { // even if the adapter faulted on the way (running the destroys): the process's pages go
-            for (var e : maps.entrySet()) {
-                host.memory.detach(e.getKey());
-                if (!fixed.contains(e.getKey())) host.freePhysical(e.getKey(), e.getValue());
-            }
-            maps.clear();
-            fixed.clear();
-            backings.clear();
+            maps.release();
             if (bar0Made32Bit) host.bus.configSpace(0).bar0As32Bit(false); // the next driver sees the usual BAR0
             if (user == null) {
                 host.bus.onInterrupt((address, data) -> { });

@@ -8,16 +8,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +23,6 @@ import nicsim.serve.Transport.Connection;
 import nicsim.serve.Transport.Request;
 import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
-import nicsim.verbs.VerbsException;
 
 /**
  * Serves simulated adapters to unmodified libibverbs programs: each program's nicsim provider
@@ -41,6 +34,10 @@ import nicsim.verbs.VerbsException;
  * <p><b>Threads.</b> {@link Transport}'s thread reads whole requests and queues them; the
  * simulation and every object in it belong to the one thread that calls {@link #run}, which takes
  * the requests in turn, answers them, and lets {@link Pacer} decide when simulated time moves.
+ *
+ * <p>This class is the loop and the dispatch of each request; the programs attached, who each connection is, and a
+ * program's lifetime (its reports, letting go of one that exited) are {@link Attachments}'; what a connection's
+ * first request opens is {@link FirstRequests}'.
  */
 public final class Server implements AutoCloseable {
     /** Wall time a program whose threads /proc cannot show may spend between verbs before it counts as waiting. */
@@ -62,25 +59,15 @@ public final class Server implements AutoCloseable {
     private final Watchdog watchdog;
     private final RdmaCm cm;
     private final PciFace pci;
-    /** The programs attached, by process, and each connection's session (device context), its program and file. */
-    private final Map<Integer, Program> programs = new LinkedHashMap<>();
-    /** In the order the connections came (not by identity hash): what is sent to each goes in one order every run. */
-    private final Map<Connection, End> ends = new LinkedHashMap<>();
-
-    /**
-     * A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions
-     * through files of its own).
-     */
-    private record End(Session session, Program program, int fd) {}
-    /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
-    private final Map<Connection, EventFile> eventFiles = new HashMap<>();
-
-    private record EventFile(Session session, Runnable gone) {}
+    /** The programs attached, and who each connection is. */
+    private final Attachments attachments;
+    /** What a connection's first request opens. */
+    private final FirstRequests firstRequests;
     /** Each node's XRC domains that programs share through files. */
     private final Map<Integer, XrcDomains> domains = new HashMap<>();
     /** What the run did, program by program. */
     private final RunReport report;
-    private int nextSession = 1, quietRounds;
+    private int quietRounds;
     private long requests, protocolErrors, emptyAnswers;
     private volatile boolean closed;
     /** Faults inside the model: each its adapter's fatal error (that node resets), never the server's. */
@@ -120,16 +107,18 @@ public final class Server implements AutoCloseable {
         this.graceMillis = graceMillis;
         this.log = log;
         this.report = new RunReport(log);
+        this.attachments = new Attachments(report, log, this::takeFaults);
         this.cm = new RdmaCm(world, log);
         this.pci = new PciFace(world, log, p -> {
-            reportIfClosed(p);
-            if (p.detached()) programs.remove(p.pid);
+            attachments.reportIfClosed(p);
+            attachments.leftIfDetached(p);
         });
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
-        this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
+        this.faults = new AdapterFaults(world, log, pci, cm, domains, attachments::sessions);
         this.sm = new SubnetManager(world);
         this.umad = new Umad(world);
+        this.firstRequests = new FirstRequests(world, socket, log, attachments, pci, cm, umad, domains);
         pci.resetNode = faults::reset;
         faults.afterReset = n -> {
             if (n == SubnetManager.SM_NODE) sm.attach();
@@ -190,14 +179,7 @@ public final class Server implements AutoCloseable {
     /** Times simulated time moved because a program had been away from verbs for the grace time. */
     public long graceAdvances() { return pacer.graceAdvances; }
     /** Device contexts attached now. */
-    public synchronized int attached() { return ends.size() + ending + pending; }
-
-    /**
-     * Connections whose end is being handled (their objects released, their program's report printed), and
-     * programs whose report waits for a user context: attached() counts both, so a reader of the log after it
-     * reaches 0 finds every report whole.
-     */
-    private int ending, pending;
+    public int attached() { return attachments.attached(); }
 
     /**
      * What the server holds for programs now, by kind (socket connections, device contexts, programs, event
@@ -207,9 +189,7 @@ public final class Server implements AutoCloseable {
     public synchronized Map<String, Integer> holdings() {
         Map<String, Integer> m = new LinkedHashMap<>();
         m.put("connections", transport.connections());
-        m.put("contexts", ends.size());
-        m.put("programs", programs.size());
-        m.put("event files", eventFiles.size());
+        attachments.holdings(m);
         m.put("PCI functions", pci.open());
         m.put("CM channels", cm.channelsOpen());
         return m;
@@ -230,7 +210,7 @@ public final class Server implements AutoCloseable {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
-                boolean none = ends.isEmpty() && !pci.any();
+                boolean none = attachments.none() && !pci.any();
                 long wait = none ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
                 r = inbox.poll(wait, TimeUnit.MICROSECONDS);
             } catch (InterruptedException e) {
@@ -244,12 +224,12 @@ public final class Server implements AutoCloseable {
                     if (!inbox.isEmpty()) continue; // answer what came before moving time
                 } else {
                     quietRounds++;
-                    for (Program p : programs.values()) p.answered = false; // each one looked at again
+                    for (Program p : attachments.programs()) p.answered = false; // each one looked at again
                 }
                 // a program woken by an event (asleep on its completion channel, say) acts and sleeps again without
                 // a request: looked at again soon, not after IDLE_MICROS, which was most of such a round trip
-                if (pacer.advance(programs.values(), r == null, this::answerWaits, yield)) quietRounds = 0;
-                watchdog.look(programs.values());
+                if (pacer.advance(attachments.programs(), r == null, this::answerWaits, yield)) quietRounds = 0;
+                watchdog.look(attachments.programs());
             } catch (RuntimeException e) {
                 failed(e);
             }
@@ -290,8 +270,8 @@ public final class Server implements AutoCloseable {
     /** A replay's recorded look at the programs, done as the loop does one; whether it threw (a fault). */
     boolean replayStep(Pacer.Step step) {
         try {
-            pacer.replay(step, programs.values(), this::answerWaits);
-            watchdog.look(programs.values());
+            pacer.replay(step, attachments.programs(), this::answerWaits);
+            watchdog.look(attachments.programs());
             return false;
         } catch (RuntimeException e) {
             failed(e);
@@ -310,7 +290,7 @@ public final class Server implements AutoCloseable {
 
     private void serve(Request r) {
         Connection c = r.from();
-        End e = ends.get(c);
+        Attachments.End e = attachments.end(c);
         Session s = e == null ? null : e.session();
         if (pci.owns(c)) {
             device(r);
@@ -319,7 +299,7 @@ public final class Server implements AutoCloseable {
         if (c.fenced) return; // its program was let go as it exited: a request queued then would be "a new program"
         if (r.op() == null) {
             if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
-            else if (s != null) end(c, "exited");
+            else if (s != null) attachments.end(c, "exited");
             else fileClosed(c);
             return;
         }
@@ -331,7 +311,7 @@ public final class Server implements AutoCloseable {
         }
         try {
             if (s == null) {
-                first(c, r.op(), in);
+                firstRequests.handle(c, r.op(), in);
                 return;
             }
             int pid = e.program().pid;
@@ -357,87 +337,6 @@ public final class Server implements AutoCloseable {
             if (!takeFaults())
                 log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
         }
-    }
-
-    /** The first request on a connection that is no program's context yet: what the connection is for. */
-    private void first(Connection c, Wire.Op op, Wire.In in) throws IOException {
-        try {
-            firstOf(c, op, in);
-        } finally { // a program known by a first request that then failed (it died meanwhile, say) holds nothing
-            programs.values().removeIf(Program::detached);
-        }
-    }
-
-    private void firstOf(Connection c, Wire.Op op, Wire.In in) throws IOException {
-        switch (op) {
-            case HELLO -> hello(c, in);
-            case JOIN -> join(c, in);
-            case EVENTS -> eventFile(c, in, false);
-            case CHANNEL -> eventFile(c, in, true);
-            case CONTEXTS -> c.send(contexts().finish(0));
-            // attach --sim-time's clock before the program opens its device: the simulation's time, at once
-            case TIME -> c.send(new Wire.Out(new WireLayout.Time(world.now())).finish(0));
-            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(),
-                    in.read(WireLayout.NodeRequest.class).node()).finish(0));
-            case RDMA_STAT ->
-                c.send(RdmaResources.stats(world, in.read(WireLayout.NodeRequest.class).node()).finish(0));
-            case RDMA_QSTAT -> c.send(RdmaCounters.handle(world, programs.values(),
-                    in.read(WireLayout.QstatRequest.class)).finish(0));
-            case PCI_OPEN -> {
-                try {
-                    c.send(pci.open(c, in, this::program, false).finish(0));
-                } catch (ErrnoException x) { // the driver only sees an errno: the log says why
-                    log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
-                    throw x;
-                }
-            }
-            case UCTX_OPEN -> c.send(pci.open(c, in, this::program, true).finish(0));
-            case PORT_LINK -> {
-                portLink(in.read(WireLayout.PortLinkRequest.class));
-                c.send(new Wire.Out().finish(0));
-            }
-            case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
-            case UMAD_OPEN -> c.send(umad.open(c, in, this::program).finish(0));
-            case UMAD_EVENTS -> { // answered, then the connection is the program's file of MADs
-                c.send(new Wire.Out().finish(0));
-                umad.events(c, in);
-            }
-            case UMAD_CMD -> c.send(umad.command(c, in).finish(0));
-            case CM_EVENTS -> {
-                cm.events(c, in);
-                c.send(new Wire.Out().finish(0));
-            }
-            case CM_CMD -> {
-                try {
-                    c.send(cm.command(c, in).finish(0));
-                } catch (ErrnoException x) {
-                    if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
-                    throw x;
-                }
-            }
-            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, "
-                    + "RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN, PORT_LINK or TIME, "
-                    + "not " + op);
-        }
-    }
-
-    /**
-     * PORT_LINK (nicsim port): node {@code q.node()}'s link goes down or comes up now, in simulated time; its adapter
-     * then writes PORT_ERR or PORT_ACTIVE to its event queue, and the node's sysfs port reads as the link is.
-     */
-    private void portLink(WireLayout.PortLinkRequest q) throws IOException {
-        int node = q.node();
-        if (node < 0 || node >= world.hosts().size())
-            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
-                    + (world.hosts().size() - 1) + ")");
-        if (q.up() != 0 && q.up() != 1)
-            throw new VerbsException(Errno.EINVAL, "link state " + q.up() + " must be 0 (down) or 1 (up)");
-        boolean up = q.up() == 1;
-        var h = world.host(node);
-        boolean changed = h.within(() -> world.fabric.link(h.firmware.lid(), up));
-        log.printf("nicsim serve: node %d's link %s at %d ps%n", node,
-                changed ? (up ? "came up" : "went down") : "was already " + (up ? "up" : "down"), world.now());
-        if (socket != null) Sysfs.portState(Attach.sysfsRoot(socket, node), up);
     }
 
     /** A request of a driver on its PCI function, or the end of its connection. */
@@ -467,116 +366,22 @@ public final class Server implements AutoCloseable {
         pci.closed(c, "was disconnected from its PCI function");
     }
 
-    private static void refused(Connection c, End e, ByteBuffer reply) {
+    private static void refused(Connection c, Attachments.End e, ByteBuffer reply) {
         if (e != null) e.program().requested(false);
         c.send(reply);
     }
 
-    private void hello(Connection c, Wire.In in) throws IOException {
-        WireLayout.HelloRequest q = in.read(WireLayout.HelloRequest.class);
-        int version = q.version(), node = q.node(), pid = q.pid(), socketFd = q.socketFd(), cmdFd = q.cmdFd();
-        String name = in.string("program");
-        boolean ownRings = (in.read(WireLayout.OpenArgument.class).value() & Wire.HELLO_OWN_RINGS) != 0;
-        if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version
-                + ", the simulator speaks " + Wire.VERSION);
-        if (node < 0 || node >= world.hosts().size())
-            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
-                    + (world.hosts().size() - 1) + ")");
-        if (pci.holds(node))
-            throw new VerbsException(Errno.EBUSY, "node " + node + "'s adapter is held by a driver through the PCI "
-                    + "face");
-        Program p = program(pid, name);
-        Session s = new Session(nextSession++, world.host(node), p, cmdFd,
-                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))), ownRings);
-        joined(c, s, p, socketFd);
-        log.printf("nicsim serve: %s attached to node %d%n", p, node);
-        c.send(new Wire.Out(new WireLayout.Opened(s.id)).finish(0));
-    }
-
-    /** Process {@code pid} (its program's path {@code name}), known from now on if it was not. */
-    private Program program(int pid, String name) {
-        return programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
-    }
-
-    private void joined(Connection c, Session s, Program p, int fd) {
-        p.uses(s, fd);
-        p.requested(false);
-        s.ends++;
-        synchronized (this) { ends.put(c, new End(s, p, fd)); }
-    }
-
-    /**
-     * A process using a context another opened (JOIN: the session, the opener's pid, its own, its
-     * socket's number): a child forked after its parent opened it, or a process that imported it
-     * (ibv_import_device of a duplicate of its command file). As with the kernel's shared uverbs
-     * file, its verbs reach the same objects, from a connection of its own; the buffers it
-     * registers are its own memory.
-     */
-    private void join(Connection c, Wire.In in) {
-        WireLayout.JoinRequest q = in.read(WireLayout.JoinRequest.class);
-        int id = q.session(), parent = q.parentPid(), pid = q.pid(), fd = q.socketFd();
-        String name = in.string("program");
-        Program from = programs.get(parent);
-        Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
-        if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent
-                + ", which is not attached");
-        Program p = program(pid, name);
-        joined(c, s, p, fd);
-        log.printf("nicsim serve: %s uses the context of pid %d on node %d%n", p, parent, s.host.index);
-        c.send(new Wire.Out().finish(0));
-    }
-
-    /**
-     * The contexts open now (CONTEXTS): each one's session, the process that opened it, its command
-     * file's number there, and its node. ibv_import_device finds by them which context a command
-     * file it was given is a duplicate of (kcmp(2) compares the two files).
-     */
-    private synchronized Wire.Out contexts() {
-        Set<Session> seen = new LinkedHashSet<>();
-        for (End e : ends.values()) seen.add(e.session());
-        Wire.Out out = new Wire.Out().u32(seen.size());
-        for (Session s : seen) out.put(new WireLayout.ContextEntry(s.id, s.program.pid, s.cmdFd, s.host.index));
-        return out;
-    }
-
-    /**
-     * A program's async file (EVENTS) or one of its completion channels (CHANNEL, with the number
-     * the program knows it by): a connection of its own, named by its session and process, which
-     * the simulator writes events to. A channel is answered once, before any event.
-     */
-    private void eventFile(Connection c, Wire.In in, boolean channel) {
-        WireLayout.EventFileRequest q = in.read(WireLayout.EventFileRequest.class);
-        int id = q.session(), pid = q.pid(), number = channel ? in.read(WireLayout.ChannelNumber.class).channel() : 0;
-        Program p = programs.get(pid);
-        Session s = p == null ? null : p.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
-        if (s == null) { // the context closed before this reached us (or never was): nothing will be written here
-            if (id <= 0 || id >= nextSession) throw new Wire.Malformed((channel ? "CHANNEL" : "EVENTS")
-                    + " for session " + id
-                    + " of process " + pid + ", which never attached");
-            c.close();
-            return;
-        }
-        if (channel) {
-            s.events.channelTo(number, c);
-            eventFiles.put(c, new EventFile(s, () -> s.events.channelClosed(number)));
-            c.send(new Wire.Out().finish(0));
-        } else {
-            s.events.asyncTo(c);
-            eventFiles.put(c, new EventFile(s, () -> s.events.asyncTo(null)));
-        }
-    }
 
     private void fileClosed(Connection c) {
         if (cm.owns(c)) {
-            cm.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
+            cm.closed(c, attachments::leftIfDetached);
             return;
         }
         if (umad.owns(c)) {
-            umad.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
+            umad.closed(c, attachments::leftIfDetached);
             return;
         }
-        EventFile f = eventFiles.remove(c);
-        if (f != null) f.gone().run();
+        attachments.eventFileClosed(c);
         c.close();
     }
 
@@ -587,63 +392,8 @@ public final class Server implements AutoCloseable {
         c.send(new Wire.Out().u32(0).finish(Errno.EPROTO));
         log.println("nicsim serve: " + (s == null ? "a program" : s.program) + " broke the protocol (" + why
                 + "); disconnected");
-        if (s != null) end(c, "disconnected for breaking the protocol");
+        if (s != null) attachments.end(c, "disconnected for breaking the protocol");
         else fileClosed(c);
-    }
-
-    /** Programs' ended sessions whose report waits for a user context still open (see {@link #end}). */
-    private final Map<Program, List<Runnable>> pendingReports = new HashMap<>();
-
-    /**
-     * A program's connection to a context ended; when it was the context's last (a forked child's
-     * leaves its parent's), everything the context had in the adapter is released, and the others go on.
-     */
-    private void end(Connection c, String how) {
-        c.close();
-        End gone;
-        synchronized (this) {
-            gone = ends.remove(c);
-            ending++; // attached() counts it until its report is out: a reader of the log then sees it whole
-        }
-        try {
-            if (gone != null) ended(gone, how);
-        } finally {
-            synchronized (this) { ending--; }
-        }
-    }
-
-    private void ended(End gone, String how) {
-        Session s = gone.session();
-        gone.program().leaves(s, gone.fd());
-        if (gone.program().detached()) programs.remove(gone.program().pid);
-        if (--s.ends > 0) return;
-        for (var it = eventFiles.entrySet().iterator(); it.hasNext(); ) { // its files close with it
-            var f = it.next();
-            if (f.getValue().session() != s) continue;
-            f.getKey().close();
-            it.remove();
-        }
-        Program p = s.program;
-        try {
-            s.close();
-        } catch (RuntimeException e) { // an event's fault while the destroys ran is its adapter's: that node resets
-            if (!takeFaults()) log.println("nicsim serve: releasing " + p + "'s objects: " + e);
-        }
-        // a C driver's user context may close after its libibverbs session (the process's two sockets, taken in
-        // either order): its QPs, destroyed then, belong in the report, which waits for it
-        pendingReports.computeIfAbsent(p, k -> new ArrayList<>()).add(() -> report.ended(s, p, how));
-        synchronized (this) { pending = pendingReports.size(); }
-        reportIfClosed(p);
-    }
-
-    /** Reports {@code p}'s ended session once none of its user contexts is open any more. */
-    private void reportIfClosed(Program p) {
-        for (PciDevice d : p.devices.values()) if (d.user != null) return;
-        List<Runnable> r = pendingReports.get(p);
-        if (r == null) return;
-        r.forEach(Runnable::run);
-        pendingReports.remove(p);
-        synchronized (this) { pending = pendingReports.size(); }
     }
 
     /**
@@ -651,40 +401,15 @@ public final class Server implements AutoCloseable {
      * empty.
      */
     private void answerWaits(boolean giveUp) {
-        fenceExited();
+        attachments.fenceExited();
         pci.answerWaits(giveUp);
-        for (Session s : sessions()) {
+        for (Session s : attachments.sessions()) {
             if (s.fatal != null) continue; // its adapter is gone: nothing more comes from it
             s.events.deliver();
             if (s.waits.waiting() == null) continue;
             boolean satisfied = s.waits.satisfied();
             if (s.waits.answer(giveUp) && !satisfied) emptyAnswers++;
         }
-    }
-
-    /**
-     * Lets go every connection of a process whose memory is gone, as the kernel's close of an exiting process's files
-     * would a moment later, rather than have the adapter run its queues on zeros until its sockets' ends reach serve.
-     * By pid: a forked child's death does not end its parent's session.
-     */
-    private void fenceExited() {
-        Set<Integer> gone = new HashSet<>();
-        Collection<Session> attached = sessions();
-        for (Session s : attached) gone.addAll(s.memoryGone());
-        if (gone.isEmpty()) return;
-        for (Map.Entry<Connection, End> e : List.copyOf(ends.entrySet())) {
-            if (!gone.contains(e.getValue().program().pid)) continue;
-            e.getKey().fenced = true;
-            end(e.getKey(), "exited (its memory is gone)");
-        }
-        for (Session s : attached) for (int pid : gone) s.letGo(pid);
-    }
-
-    /** The sessions attached, each once. */
-    private Collection<Session> sessions() {
-        Set<Session> out = new LinkedHashSet<>();
-        for (End e : ends.values()) out.add(e.session());
-        return out;
     }
 
     /** What the run did: the programs, and the simulated time and traffic. */
@@ -697,7 +422,7 @@ public final class Server implements AutoCloseable {
             out.printf("  adapters faulted and were reset %d times (see above); first: %s%n", faults.resets(),
                     faults.first());
         report.programs(out);
-        for (Program p : programs.values()) out.println("  " + p + " still attached");
+        for (Program p : attachments.programs()) out.println("  " + p + " still attached");
         if (pacer.awayAdvances > 0)
             out.printf("  simulated time moved %d times while a program was away from verbs (asleep outside them)%s: "
                     + "this run may not repeat exactly%n", pacer.awayAdvances,
@@ -711,12 +436,10 @@ public final class Server implements AutoCloseable {
     @Override public void close() {
         if (recorder != null) recorder.closing();
         closed = true;
-        for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
+        attachments.closeAll("was detached when the simulator stopped");
         cm.close();
         pci.close();
-        for (List<Runnable> r : pendingReports.values()) r.forEach(Runnable::run); // their contexts went with pci
-        pendingReports.clear();
-        synchronized (this) { pending = 0; }
+        attachments.reportAll(); // their contexts went with pci
         transport.close();
         if (recorder != null) {
             try {

@@ -48,6 +48,7 @@ class DmaChannel implements Clocked {
     // beats for the receive engine off the link, for the host engine off the PCI bus
     final BeatRing rx, pci;
     final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
+    final DmaWritesAhead ahead = new DmaWritesAhead(this); // PCI writes a coast issues at their edges' times
     // host read pieces in issue order, each on the PCI ring once it and all before it are back
     final ArrayDeque<Piece> pciPieces = new ArrayDeque<>();
     // when the first beat of each read answered while the clock ran is in
@@ -442,26 +443,35 @@ class DmaChannel implements Clocked {
             j.filled = to;
             long since = j.pieceSince, addr = j.alignedHost() + from;
             j.pieceSince = -1;
-            PciPort p = port.get();
-            if (!j.writeMayFail && !p.dmaWriteLands(addr, pieceLen)) j.writeMayFail = true;
-            if (!last && !j.writeMayFail) {
-                // the job cannot finish before its last write lands, after this one (the bus keeps
-                // their order), and none has failed: this one's completion would change nothing
-                p.dmaWriteStreamedPosted(addr, j.data, pieceOff, pieceLen, since);
-            } else {
-                j.writesPending++;
-                p.dmaWriteStreamed(addr, j.data, pieceOff, pieceLen, since, res -> {
-                    // no edge reads what a landed write changes, until its job can finish: only then
-                    // is the channel woken (it may be coasting), before the job lets go of its SRAM
-                    if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
-                    j.writesPending--;
-                    if (!finishable(j)) return;
-                    domain.wake();
-                    finishWrite(j);
-                });
-            }
+            if (ahead.issuedAt(now)) ahead.met(now, addr, pieceLen, since); // issued at its time, in a coast
+            else issue(j, addr, pieceOff, pieceLen, since, last);
         }
         if (last) { j.lastBeat = true; toHost.pollFirst(); issued(j); }
+    }
+
+    /**
+     * Job {@code j}'s PCI write of its bytes {@code [off, off + len)} to host address {@code addr}, fed since {@code
+     * since}, leaves now ({@code last}: the job's last).
+     */
+    void issue(Job j, long addr, int off, int len, long since, boolean last) {
+        PciPort p = port.get();
+        if (!j.writeMayFail && !p.dmaWriteLands(addr, len)) j.writeMayFail = true;
+        if (!last && !j.writeMayFail) {
+            // the job cannot finish before its last write lands, after this one (the bus keeps
+            // their order), and none has failed: this one's completion would change nothing
+            p.dmaWriteStreamedPosted(addr, j.data, off, len, since);
+            return;
+        }
+        j.writesPending++;
+        p.dmaWriteStreamed(addr, j.data, off, len, since, res -> {
+            // no edge reads what a landed write changes, until its job can finish: only then
+            // is the channel woken (it may be coasting), before the job lets go of its SRAM
+            if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
+            j.writesPending--;
+            if (!finishable(j)) return;
+            domain.wake();
+            finishWrite(j);
+        });
     }
 
     /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */

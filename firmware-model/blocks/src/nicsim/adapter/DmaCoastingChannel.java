@@ -55,7 +55,11 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      * the clock would stop. What the copy's edges did is kept: a coast over exactly those edges
      * adopts it rather than running them again.
      */
-    @Override public long coastable() { return lookAhead(Long.MAX_VALUE); }
+    @Override public long coastable() {
+        long n = lookAhead(Long.MAX_VALUE);
+        ahead.arm();
+        return n;
+    }
 
     @Override public int gaps() { return lookGaps; }
     @Override public long gapStop(int i) { return lookGapStop[i]; }
@@ -75,6 +79,9 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         DmaCore v = look = real.dryCopy(look);
         Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
         int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
+        // the writing job's bytes written and piece begun as of the edges run (writeBeat's), for the writes planned
+        if (writing != null) { aheadFilled = writing.filled; aheadSince = writing.pieceSince; }
+        if (limit == Long.MAX_VALUE) ahead.drop(); // planned for a coast that ended before their edges
         lookTxN = lookWrN = 0;
         long n = 0, seg = 0; // cycles run, gaps included; edges since the start or the last gap's wake edge
         boolean stops = false, heard = false; // the copy ran one edge more, after which the clock stops; the next
@@ -87,12 +94,14 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             // the beats waiting to leave (null words: none)
             long[] tx = v.sendOutQ.peekWords(), wr = v.hostOutQ.peekWords();
             long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
+            boolean leaves = wr != null && writeLeaves(writing, wrAddr, wrLast);
             if (tx != null && linkBeatHeard(sending, sent, v.sendOutQ.peekFlag())
-                    || wr != null && writeLeaves(writing, wrAddr, wrLast)) { heard = true; break; }
+                    || leaves && !writesAhead(limit, writing, wrAddr, wrLast, c, t)) { heard = true; break; }
             // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming
             // edges in one step
             long k = 0;
-            if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
+            if (leaves) { /* its edge runs on its own, below: its write was issued ahead */ }
+            else if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                 k = Math.min(Math.min(v.sendBeatsLeft(), left), quiet(v, c, pciNext, rxNext, -1));
                 if (k > 0) {
                     if (sending.carry) v.sendAlone(k, logTxRef);
@@ -106,6 +115,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                 k = beforeLeaving(writing, v, max);
                 if (k > 0) {
                     logWrAt = domain.picosOfCycle(c);
+                    aheadBeats(writing, wrAddr, k, logWrAt);
                     if (writing.carry) {
                         logWrFrom = lookWrN;
                         v.hostOutAlone(k, logWrTimed);
@@ -159,13 +169,16 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             if (rInNow) rxNext++;
             if (tx != null) { sent += beat; logTx(tx); }
             if (wr != null) logWr(wrAddr, wr, wrLast, t);
+            if (wr != null && !leaves) aheadBeats(writing, wrAddr, 1, t);
             // after this edge the clock would stop: the coast ends on it, and the domain then sets the wake-ups
             // for the beats to come
             if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData()
                     || rx.inAt(rxNext, t) && v.takesLinkRx())) {
                 // unless it wakes at an edge it knows of, within the limit: the look-ahead goes on from there
+                // (on an edge that issues a PCI write: its coast ends on it, which issues the write then)
                 long wake = wakeEdge(t, pciNext, rxNext);
-                if (wake < 0 || n + (wake - c) >= limit) {
+                if (wake < 0 || n + (wake - c) >= limit || leaves && limit == Long.MAX_VALUE) {
+                    if (leaves && limit == Long.MAX_VALUE) ahead.unplanLast();
                     stops = true;
                     break;
                 }
@@ -301,6 +314,38 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
                 false, pciWriteTaken, linkTxTaken);
     }
 
+    private long aheadFilled, aheadSince; // see lookAhead
+
+    /**
+     * Whether the look-ahead runs on over edge {@code c} (at {@code t}), on which a beat of job {@code j} leaving
+     * the host engine issues a PCI write: a look-ahead that starts a coast ({@code limit} none) plans the write, to
+     * be issued at the edge's own time ({@link DmaWritesAhead}), if it is not the job's last and lands; one that
+     * runs a coast again over edges behind now finds it issued.
+     */
+    private boolean writesAhead(long limit, Job j, long addr, long last, long c, long t) {
+        if (limit != Long.MAX_VALUE) return ahead.issuedAhead(t);
+        if (last != 0 || t <= sim.now() || j.writeMayFail) return false;
+        int from = Math.max((int) aheadFilled, j.skew), to = writtenTo(j, addr);
+        long hostAddr = j.alignedHost() + from;
+        if (!port.get().dmaWriteLands(hostAddr, to - from)) return false;
+        ahead.plan(c, t, j, hostAddr, j.dataOff + from - j.skew, to - from, aheadSince >= 0 ? aheadSince : t);
+        aheadFilled = to;
+        aheadSince = -1;
+        return true;
+    }
+
+    /**
+     * {@code k} beats of job {@code j} leave the host engine from host address {@code addr} on, one an edge from
+     * {@code t0}, none issuing a write: the first whose bytes go past those written begins the next piece (as
+     * {@link #writeBeat} notes it).
+     */
+    private void aheadBeats(Job j, long addr, long k, long t0) {
+        if (aheadSince >= 0) return;
+        int from = Math.max((int) aheadFilled, j.skew);
+        for (long i = 0; i < k; i++)
+            if (writtenTo(j, addr + i * beat) > from) { aheadSince = t0 + i * domain.periodPicos(); return; }
+    }
+
     /**
      * A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its
      * time.
@@ -402,6 +447,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      * the look-ahead's copy becomes the engine's registers and its beats are handed on, in order.
      */
     @Override public void coast(long first, long n) {
+        ahead.coasting(first, first + n - 1);
         long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
         // woken before the look-ahead's last edge: the same edges again, exactly n, in the look-ahead's steps
         // rather than one by one (their inputs are as they were: whatever changes one wakes the clock first, and
@@ -434,7 +480,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             if (c != heardAt) {
                 if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
                     throw coastedOver(c, "a beat to the link");
-                if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast))
+                if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast) && !ahead.issuedAhead(t))
                     throw coastedOver(c, "a PCI write");
             }
             edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);

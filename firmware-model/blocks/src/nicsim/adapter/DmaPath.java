@@ -107,6 +107,13 @@ public final class DmaPath {
     /** The clock domain of channel {@code k}. */
     public ClockDomain domain(int k) { return channels[k].domain; }
 
+    /** PCI writes the channels' coasts issued at their edges' times rather than ending there (see DmaWritesAhead). */
+    long writesIssuedAhead() {
+        long n = 0;
+        for (DmaChannel c : channels) n += c.ahead.issuedSoFar();
+        return n;
+    }
+
     /** Largest piece one channel moves at a time. */
     public int pieceBytes() { return pieceBytes; }
 

@@ -256,6 +256,10 @@ public final class Fabric {
         PortState s = ports.get(p.slid() - 1);
         sw.takeAhead(s.sim);
         if (s.tap != null) s.tap.sent(p);
+        if (s.txq.isEmpty() && s.credits >= p.wireBytes()) { // nothing ahead of it and room: on the link at once
+            launch(s, p, feedPicos, left, gone, -1);
+            return;
+        }
         s.txq.add(new Tx(p, feedPicos, left, gone));
         if (s.txq.size() == 1) pump(s);
     }
@@ -276,13 +280,22 @@ public final class Fabric {
                 s.blockedSince = -1;
             }
             s.txq.poll();
-            s.credits -= bytes;
-            long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
-            s.upFree = end;
-            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes,
-                    fate(s), waited, t.gone(), t.p().headerBytes()));
-            t.left().accept(end);
+            launch(s, t.p(), t.feedPicos(), t.left(), t.gone(), waited);
         }
+    }
+
+    /**
+     * Puts {@code p} on port {@code s}'s link now, holding credits for it: it leaves once the uplink is free; it
+     * waited {@code waited} ps for credits (-1: it did not wait).
+     */
+    private void launch(PortState s, Packet p, long feedPicos, LongConsumer left, Gone gone, long waited) {
+        int bytes = p.wireBytes();
+        s.credits -= bytes;
+        long start = Math.max(s.sim.now(), s.upFree), end = start + Math.max(serialization(bytes), feedPicos);
+        s.upFree = end;
+        sw.arrive(new FabricSwitch.Arrival(p, s.lid, s.sent++, start + propagation, end + propagation, bytes, fate(s),
+                waited, gone, p.headerBytes()));
+        left.accept(end);
     }
 
     /** What the switch will do with the port's next packet: drawn as it leaves, from the port's own generator. */

@@ -70,6 +70,8 @@ public final class FabricSwitch implements Windows.Exchange {
      * array rather than a map, as every packet counts.
      */
     private long[][] traffic = new long[0][];
+    @SuppressWarnings("unchecked")
+    private List<Integer>[] toPort = new List[0]; // by LID: the unicast destination lists (null: none made yet)
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -367,7 +369,12 @@ public final class FabricSwitch implements Windows.Exchange {
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
         else {
-            src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+            Simulator.Scope before = src.sim.enter(null); // posted: no one cancels a credit, so its event is a spare
+            try {
+                src.sim.post(freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
+            } finally {
+                src.sim.leave(before);
+            }
             if (src.sim == sim) creditAhead = Math.max(creditAhead, freed + f.propagation);
         }
     }
@@ -399,7 +406,14 @@ public final class FabricSwitch implements Windows.Exchange {
             }
             return out;
         }
-        return p.dlid() < 1 || p.dlid() > f.ports.size() ? List.of() : List.of(p.dlid());
+        return p.dlid() < 1 || p.dlid() > f.ports.size() ? List.of() : toPort(p.dlid());
+    }
+
+    /** The list of port {@code lid} alone, made once: every unicast packet asks. */
+    private List<Integer> toPort(int lid) {
+        if (lid >= toPort.length) toPort = Arrays.copyOf(toPort, Math.max(lid + 1, 2 * toPort.length));
+        List<Integer> l = toPort[lid];
+        return l != null ? l : (toPort[lid] = List.of(lid));
     }
 
     /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
@@ -426,7 +440,7 @@ public final class FabricSwitch implements Windows.Exchange {
         long at = f.cutThroughRx ? headersIn : end + f.propagation;
         // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
         if (dst.inbox != null) dst.inbox.deliver(dst, at, p, headersIn, payloadIn);
-        else dst.downlink.schedule(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn));
+        else dst.downlink.post(at, Fabric.PRIORITY, delivery(dst, p, headersIn, payloadIn)); // no one cancels it
         return end;
     }
 
@@ -439,8 +453,9 @@ public final class FabricSwitch implements Windows.Exchange {
      * ones once whole.
      */
     Runnable delivery(Fabric.PortState dst, Packet p, long headersIn, long payloadIn) {
-        Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
-                : p;
+        // an acknowledgement carries no payload and no one asks when it came in: handed on as it was sent
+        Packet delivered = f.cutThroughRx && !p.op().isAck()
+                ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
         return () -> {
             takeAhead(dst.sim);
             if (dst.tap != null) dst.tap.delivered(delivered);

@@ -648,5 +648,14 @@ public final class ClockDomain {
         nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
     }
 
+    /**
+     * An event that runs {@code action} at edge {@code cycle}'s instant and place among that instant's events (this
+     * domain's rank), as the edge would run then, in {@code spent} if it has run: a coaster hands on an effect of an
+     * edge inside its coast (a PCI write it issues) at the edge's own time, without ending the coast there.
+     */
+    public Simulator.Event atEdge(Simulator.Event spent, long cycle, Runnable action) {
+        return sim.scheduleEdge(spent, picosOfCycle(cycle), rank, scope, action);
+    }
+
     @Override public String toString() { return name + "(" + period + " ps)"; }
 }

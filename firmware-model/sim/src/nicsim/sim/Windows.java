@@ -86,7 +86,14 @@ public final class Windows implements AutoCloseable {
     private Plan plan;
     private long until, drives;
     private boolean open;
-    private long windowEnd; // written before the shares, read after taking a partition from one
+    private long windowStart, windowEnd; // written before the shares, read after taking a partition from one
+    /**
+     * By partition: the time of its next event as the thread that ran it in the window left it, so that the look
+     * between windows reads one array rather than each partition's event queue in the core that ran it. Read only
+     * where {@link #published} says every partition ran since the window was handed over.
+     */
+    private final long[] nextAt;
+    private boolean published, startPublished; // startPublished: the window's start was found from nextAt
     /**
      * Whether threads run their own partitions last to first in this window: every other window, so the partitions
      * a thread ran last, whose state its cache still holds, are the first it runs next.
@@ -114,6 +121,7 @@ public final class Windows implements AutoCloseable {
         this.parts = List.copyOf(parts);
         this.exchange = exchange;
         this.inboxes = new Runnable[this.parts.size()];
+        this.nextAt = new long[this.parts.size()];
         for (int i = 0; i < inboxes.length; i++) inboxes[i] = exchange.inbox(this.parts.get(i));
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
@@ -165,7 +173,9 @@ public final class Windows implements AutoCloseable {
     /**
      * Runs windows until {@code done} holds between two of them (every partition stopped); it is looked at
      * once per window, so it should read what partitions recorded of their own times, not the window's. It may be
-     * looked at on any of the threads (the one that ends a window), never while a partition runs.
+     * looked at on any of the threads (the one that ends a window), never while a partition runs. It only looks:
+     * the next window's start is found from what the partitions left as they stopped, so an event it scheduled in
+     * a partition before that start would run out of order (an IllegalStateException as the partition runs).
      */
     public void runUntil(BooleanSupplier done, long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
@@ -182,7 +192,8 @@ public final class Windows implements AutoCloseable {
 
     private long nextWork() {
         long next = exchange.nextStart();
-        for (Simulator s : parts) next = Math.min(next, s.nextEventTime());
+        for (int i = 0; i < nextAt.length; i++)
+            next = Math.min(next, published ? nextAt[i] : parts.get(i).nextEventTime());
         return peers == null ? next : peers.min(next);
     }
 
@@ -211,8 +222,12 @@ public final class Windows implements AutoCloseable {
             boolean more = advance();
             while (more) {
                 long seen = sync.get(GENERATION);
-                if (work(0) || peers != null && finished()) more = advance();
-                else more = awaitWindow(seen, stop);
+                boolean ended = work(0);
+                if (!ended && peers != null) {
+                    awaitCounted(); // across processes the caller alone looks between windows
+                    ended = true;
+                }
+                more = ended ? advance() : awaitWindow(seen, stop);
             }
         }
         Throwable f = failure;
@@ -224,10 +239,9 @@ public final class Windows implements AutoCloseable {
         }
     }
 
-    /** Across processes: the caller waits for the window's last partition, on whichever thread it ran. */
-    private boolean finished() {
+    /** Across processes: the caller waits for the window's last partition to be counted, on whichever thread. */
+    private void awaitCounted() {
         while (sync.get(DONE) < parts.size()) Thread.onSpinWait();
-        return true;
     }
 
     /**
@@ -238,6 +252,7 @@ public final class Windows implements AutoCloseable {
         boolean go = false;
         try {
             if (open && failure == null) now = windowEnd + 1;
+            published = open && failure == null; // every partition ran in the window and left its next event's time
             open = false;
             long start = failure == null ? plan.start() : STOP;
             if (start != STOP) {
@@ -257,6 +272,8 @@ public final class Windows implements AutoCloseable {
     /** Hands over the window from {@code start}: events before start + lookahead (and not after the last) run. */
     private void window(long start) {
         exchange.exchange(start);
+        windowStart = start;
+        startPublished = published;
         windowEnd = Math.min(Math.addExact(start, lookahead) - 1, until);
         open = true;
         windows++;
@@ -292,12 +309,19 @@ public final class Windows implements AutoCloseable {
         }
     }
 
-    /** Partition {@code p}'s part of a window to {@code end}: what the exchange left it, then its events. */
+    /**
+     * Partition {@code p}'s part of a window to {@code end}: what the exchange left it, then its events; then the time
+     * of its next event, left for the look between windows.
+     */
     private void run(int p, long end) {
+        Simulator s = parts.get(p);
+        long early = startPublished ? s.nextEventTime() : Long.MAX_VALUE;
+        if (early < windowStart) throw new IllegalStateException("partition " + p + " has an event at " + early
+                + " ps, before the window from " + windowStart + " ps: scheduled between windows by a look");
         Runnable in = inboxes[p];
         if (in != null) in.run();
-        Simulator s = parts.get(p);
         if (end >= s.now()) s.runUntil(end);
+        nextAt[p] = s.nextEventTime();
     }
 
     /**

@@ -140,6 +140,27 @@ class WindowsTest {
         }
     }
 
+    /**
+     * The next window's start is found from what the partitions left as they stopped, not from their queues after the
+     * look: a look that schedules in a partition before that start is told, naming the partition, not run out of order.
+     */
+    @Test
+    void aLookThatSchedulesBeforeTheNextWindowIsTold() {
+        for (int threads : new int[]{1, 2}) {
+            Ring ring = new Ring(4, -1);
+            Simulator two = ring.sims.get(2);
+            int[] looks = {0};
+            try (Windows w = new Windows(ring.sims, ring, LOOKAHEAD, threads)) {
+                var e = assertThrows(IllegalStateException.class, () -> w.runUntil(() -> {
+                    if (++looks[0] == 5) two.schedule(two.now(), () -> { });
+                    return false;
+                }, 1_000_000_000));
+                assertTrue(e.getMessage().startsWith("partition 2 has an event at " + two.now() + " ps, before the "
+                        + "window from "), threads + " threads: " + e.getMessage());
+            }
+        }
+    }
+
     /** Many short windows: a thread that wakes late or not at all in one window must not lose or repeat a partition. */
     @Test
     void manyWindowsOnTwoThreadsRunEachPartitionOncePerWindow() {
