@@ -39,10 +39,10 @@ public final class PciLink {
     private final int overheadCompletion;
     private final long latency;
     private final int dataPhaseBytes; // bytes one bus cycle moves (PCI's bus width; PCIe: one symbol per lane)
-    private final long[] freeAt = new long[2];
-    private final long[] packets = new long[2];
-    private final long[] payloadBytes = new long[2];
-    private final long[] wireBytes = new long[2];
+    // per direction (0 upstream, 1 downstream) in this object's own fields, not four arrays: with many nodes a
+    // node's state is cold at each of its turns, and each object a packet touches is a line more to fetch
+    private long freeAt0, freeAt1; // half duplex: 0 alone
+    private long packets0, packets1, payloadBytes0, payloadBytes1, wireBytes0, wireBytes1;
 
     /**
      * The link's parameters, from the profile's {@code pci.*}: its data rate (PCIe: lanes times lane rate times the
@@ -177,23 +177,31 @@ public final class PciLink {
      * whatever used the bus since then has moved {@code freeAt} past its own end.
      */
     public long sendFed(Direction dir, long since, long fedAt, int payload, int overhead) {
-        int r = fullDuplex ? dir.ordinal() : 0;
-        long start = Math.max(since, freeAt[r]);
+        boolean one = dir == Direction.DOWNSTREAM;
+        boolean r1 = fullDuplex && one;
+        long start = Math.max(since, r1 ? freeAt1 : freeAt0);
         long fedEnd = fedAt + serializePicos(Math.min(payload, dataPhaseBytes));
         long end = Math.max(start + serializePicos(payload + overhead), fedEnd);
-        freeAt[r] = end;
-        packets[dir.ordinal()]++;
-        payloadBytes[dir.ordinal()] += payload;
-        wireBytes[dir.ordinal()] += payload + overhead;
+        if (r1) freeAt1 = end; else freeAt0 = end;
+        if (one) {
+            packets1++;
+            payloadBytes1 += payload;
+            wireBytes1 += payload + overhead;
+        } else {
+            packets0++;
+            payloadBytes0 += payload;
+            wireBytes0 += payload + overhead;
+        }
         return end + latency;
     }
 
-    public long packets(Direction d) { return packets[d.ordinal()]; }
-    public long payloadBytes(Direction d) { return payloadBytes[d.ordinal()]; }
-    public long wireBytes(Direction d) { return wireBytes[d.ordinal()]; }
+    public long packets(Direction d) { return d == Direction.DOWNSTREAM ? packets1 : packets0; }
+    public long payloadBytes(Direction d) { return d == Direction.DOWNSTREAM ? payloadBytes1 : payloadBytes0; }
+    public long wireBytes(Direction d) { return d == Direction.DOWNSTREAM ? wireBytes1 : wireBytes0; }
 
     /** Payload bytes over wire bytes in one direction so far (1.0 when nothing was sent). */
     public double efficiency(Direction d) {
-        return wireBytes[d.ordinal()] == 0 ? 1.0 : (double) payloadBytes[d.ordinal()] / wireBytes[d.ordinal()];
+        long wire = wireBytes(d);
+        return wire == 0 ? 1.0 : (double) payloadBytes(d) / wire;
     }
 }
