@@ -505,6 +505,7 @@ public final class PciBus {
     }
 
     private static final byte[] NO_BYTES = new byte[0];
+    private static final long[] NO_PARTS = new long[0];
 
     /** Reads answered without a result ({@link PciPort.IntoAnswer}), served and done: the next such read's. */
     private final ArrayDeque<ReadOp> spareReads = new ArrayDeque<>();
@@ -535,10 +536,11 @@ public final class PciBus {
         int remaining; // requests not yet served
         long next; // the address of the next request to serve
         long lastArrival;
-        // completions so far: completion k carries bytes from starts[k] on, arriving from heads[k] to tails[k]
-        int parts;
-        int[] starts = new int[0], lengths = new int[0];
-        long[] heads = new long[0], tails = new long[0];
+        // completions so far, three longs each in one array (with many nodes each object a read touches is a cold
+        // line at the node's turn): completion k carries length(k) bytes from start(k) on, arriving from
+        // parts[3k + 1] (its data's head) to parts[3k + 2]
+        int completions;
+        long[] parts = NO_PARTS;
 
         void set(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
                  Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
@@ -553,18 +555,14 @@ public final class PciBus {
             this.next = hostAddr;
             this.lastArrival = sim.now();
             this.remaining = 0;
-            this.parts = 0;
+            this.completions = 0;
             this.result = ok && into == null ? new byte[length] : NO_BYTES;
             // completions split at multiples of the smaller of completion size and max read request (both
             // powers of two); a failed read answers each request with one empty completion
             int chunk = ok ? Math.min(link.completionSize(), link.maxReadRequest()) : link.maxReadRequest();
             int n = length == 0 ? 0 : (int) ((hostAddr + length - 1) / chunk - hostAddr / chunk + 1);
-            if (starts.length < n) { // a spare's arrays serve when large enough (a read with a result is never a spare)
-                starts = new int[n];
-                lengths = new int[n];
-                heads = new long[n];
-                tails = new long[n];
-            }
+            // a spare's array serves when large enough (a read with a result is never a spare)
+            if (parts.length < 3 * n) parts = new long[3 * n];
         }
 
         /** The root complex serves the next request: memory is read now, not when it was issued. */
@@ -614,49 +612,54 @@ public final class PciBus {
         /** A completion of {@code len} bytes from {@code addr} leaves now; returns when its last byte is in. */
         private long completion(long addr, int len) {
             long arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), len, link.overheadCompletion());
-            if (parts == starts.length) { // not expected: the count above is exact
-                int n = 2 * parts + 1;
-                starts = Arrays.copyOf(starts, n);
-                lengths = Arrays.copyOf(lengths, n);
-                heads = Arrays.copyOf(heads, n);
-                tails = Arrays.copyOf(tails, n);
-            }
-            starts[parts] = (int) (addr - hostAddr);
-            lengths[parts] = len;
-            heads[parts] = dataHead(arrival, len);
-            tails[parts++] = arrival;
+            // not expected: the count above is exact
+            if (3 * completions == parts.length) parts = Arrays.copyOf(parts, 3 * (2 * completions + 1));
+            int at = 3 * completions++;
+            parts[at] = (addr - hostAddr) << 32 | len;
+            parts[at + 1] = dataHead(arrival, len);
+            parts[at + 2] = arrival;
             return arrival;
         }
 
+        /** Completion k's first byte's offset in the read. */
+        private int start(int k) { return (int) (parts[3 * k] >>> 32); }
+
+        /** Completion k's bytes. */
+        private int length(int k) { return (int) parts[3 * k]; }
+
         /** The completions' offsets and arrivals, for a streamed read's result. */
         private Incoming incoming() {
-            Arrival[] arrivals = new Arrival[parts];
-            for (int k = 0; k < parts; k++) arrivals[k] = new Arrival(heads[k], tails[k], lengths[k]);
-            return new Incoming(parts == starts.length ? starts : Arrays.copyOf(starts, parts), arrivals);
+            Arrival[] arrivals = new Arrival[completions];
+            int[] starts = new int[completions];
+            for (int k = 0; k < completions; k++) {
+                arrivals[k] = new Arrival(parts[3 * k + 1], parts[3 * k + 2], length(k));
+                starts[k] = start(k);
+            }
+            return new Incoming(starts, arrivals);
         }
 
         /** As {@link Incoming#head}: the completions so far. */
         @Override public long head() {
             long h = Long.MAX_VALUE;
-            for (int k = 0; k < parts; k++) h = Math.min(h, heads[k]);
+            for (int k = 0; k < completions; k++) h = Math.min(h, parts[3 * k + 1]);
             return h;
         }
 
         /** As {@link Incoming#by}: the completions so far. */
         @Override public long by(long n) {
             int k = 0;
-            while (k + 1 < parts && starts[k + 1] < n) k++;
-            return Arrival.by(heads[k], tails[k], lengths[k], n - starts[k]);
+            while (k + 1 < completions && start(k + 1) < n) k++;
+            return Arrival.by(parts[3 * k + 1], parts[3 * k + 2], length(k), n - start(k));
         }
 
         /** As {@link #by} of each count, a completion's counts stepped forward ({@link Arrival#byEach}). */
         @Override public void byEach(long step, long[] at, int count) {
             for (int k = 0, i = 0; i < count; ) {
                 long n = (i + 1) * step;
-                while (k + 1 < parts && starts[k + 1] < n) k++;
+                while (k + 1 < completions && start(k + 1) < n) k++;
                 // the counts up to the next completion's start are this one's
-                int m = k + 1 < parts ? (int) Math.min(count - i, (starts[k + 1] - n) / step + 1) : count - i;
-                Arrival.byEach(heads[k], tails[k], lengths[k], n - starts[k], step, at, i, m);
+                int m = k + 1 < completions ? (int) Math.min(count - i, (start(k + 1) - n) / step + 1) : count - i;
+                Arrival.byEach(parts[3 * k + 1], parts[3 * k + 2], length(k), n - start(k), step, at, i, m);
                 i += m;
             }
         }
