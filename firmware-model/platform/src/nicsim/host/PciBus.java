@@ -277,19 +277,32 @@ public final class PciBus {
         long addr;
         byte[] data;
         int from, length;
+        WriteTlp nextSpare; // the spare under this one
 
         @Override public void run() {
             memory.write(addr, data, from, length);
             data = null;
-            if (spareWrites.size() < 1024) spareWrites.push(this);
+            if (spareWriteCount < 1024) {
+                nextSpare = spareWrite;
+                spareWrite = this;
+                spareWriteCount++;
+            }
         }
     }
 
-    private final ArrayDeque<WriteTlp> spareWrites = new ArrayDeque<>();
+    // the spare write TLPs, last in first out, linked through their own field: no deque and array of its own to
+    // touch (with many nodes each object a write touches is a cold line at the node's turn)
+    private WriteTlp spareWrite;
+    private int spareWriteCount;
 
     private WriteTlp writeTlp(long addr, byte[] data, int from, int length) {
-        WriteTlp t = spareWrites.poll();
+        WriteTlp t = spareWrite;
         if (t == null) t = new WriteTlp();
+        else {
+            spareWrite = t.nextSpare;
+            t.nextSpare = null;
+            spareWriteCount--;
+        }
         t.addr = addr;
         t.data = data;
         t.from = from;
@@ -508,12 +521,16 @@ public final class PciBus {
     private static final long[] NO_PARTS = new long[0];
 
     /** Reads answered without a result ({@link PciPort.IntoAnswer}), served and done: the next such read's. */
-    private final ArrayDeque<ReadOp> spareReads = new ArrayDeque<>();
+    private ReadOp spareRead; // the last, linked through their own field as the spare write TLPs are
 
     private ReadOp readOp(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
                           Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
-        ReadOp op = answer != null ? spareReads.poll() : null;
+        ReadOp op = answer != null ? spareRead : null;
         if (op == null) op = new ReadOp();
+        else {
+            spareRead = op.nextSpare;
+            op.nextSpare = null;
+        }
         op.set(seq, hostAddr, length, ok, streamed, into, done, answer);
         return op;
     }
@@ -541,6 +558,7 @@ public final class PciBus {
         // parts[3k + 1] (its data's head) to parts[3k + 2]
         int completions;
         long[] parts = NO_PARTS;
+        ReadOp nextSpare; // the spare under this one
 
         void set(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
                  Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
@@ -593,7 +611,8 @@ public final class PciBus {
                 answer = null;
                 into = null;
                 a.answered(st, this);
-                spareReads.push(this); // the reader is done with its times
+                nextSpare = spareRead; // the reader is done with its times
+                spareRead = this;
                 return;
             }
             long finished = lastArrival;
