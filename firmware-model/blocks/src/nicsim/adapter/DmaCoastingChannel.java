@@ -352,6 +352,14 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      */
     @Override public boolean coastsEdgeAfter() { return lookHeard || lookStops; }
 
+    /**
+     * The edge a stopped clock is woken for ({@link ClockDomain#wake()}: a job added, a landed write's release, a read
+     * answered) may start a coast too: the look-ahead reads the queues and rings the wake's caller filled, and no
+     * block of the channel rests. A landed write's release wakes the clock for an edge that finds nothing to do: it
+     * closes a coast of none at its own time rather than running through the wires.
+     */
+    @Override public boolean coastsFromStop() { return true; }
+
     // the look-ahead's callbacks, made once (a lambda capturing its locals would be an object per call):
     // the beats a run of edges takes in are the ring's from inFrom on; those it writes out are logged
     // at one period apart from logWrAt, the first of them the logWrFrom-th
