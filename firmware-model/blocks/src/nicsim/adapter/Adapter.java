@@ -404,8 +404,7 @@ public final class Adapter implements PciFunction, Clocked {
      * decoder or walker takes on the coast's first edge, even the edge a stopped clock is woken for) and every other
      * block on the clock is idle: no input from outside them is valid on those edges, so the busy blocks change only
      * among themselves, each as on its own. The edge that shows what they made runs through the wires, but for the
-     * walker's whole answer to a translation it took in the coast, and for a whole WQE of one WQEBB the fetcher made
-     * from BlueFlame with nothing left to fetch: that edge hands it to the firmware without them.
+     * walker's whole answer to a translation it took in the coast: that edge hands it to the firmware without them.
      */
     private final class CoreCoast implements ClockDomain.Coaster {
         // which blocks step in the coast the last look-ahead found (the rest are idle on its edges), whether the
@@ -414,17 +413,13 @@ public final class Adapter implements PciFunction, Clocked {
         // edge (the pick is then on the second), and whether the fetcher's pick goes on to the read served from
         // BlueFlame
         private boolean decoding, taking, xlating, routing, picking, walking, serving;
-        // the walker alone takes a translation and holds its whole answer at the coast's end, or the fetcher alone
-        // holds a whole WQE of one WQEBB served from BlueFlame: the edge after hands it to the firmware, at its own
-        // time, with no wires (coastsEdgeAfter); found: the coast's edges before that one
-        private boolean answering, delivering;
+        // the walker alone takes a translation and holds its whole answer at the coast's end: the edge after hands it
+        // to the firmware, at its own time, with no wires (coastsEdgeAfter); found: the coast's edges before that one
+        private boolean answering;
         private long found;
-        // what the closing edge took from the walker or the fetcher, for the firmware once the cycle shows that edge
-        private MttPorts.XlateRsp answer;
-        private WqeBeat wqe;
 
         @Override public long coastable() {
-            answering = delivering = false;
+            answering = false;
             if (cqeWriter.active() || reader.active()) return 0;
             long d = decoder.quietEdges(), f = fetcher.quietEdges(), w = mtt.quietEdges();
             // a doorbell write alone here for the quiet decoder, which takes it, then decodes it; or a translation
@@ -452,28 +447,12 @@ public final class Adapter implements PciFunction, Clocked {
             walking = w != MttWalker.IDLE_EDGES;
             answering = xlating && !decoding && !picking && !routing && n == w
                     && mtt.answersWholeTaking(xlateIn.peekFirst());
-            delivering = serving && n == f && !decoding && !walking
-                    && fetcher.deliversWhole(read, ctrlWord(bfLines.peek(read.addr())), held);
             found = n;
             return n;
         }
 
-        /** The edge after a translation's coast, or a WQE's, hands the answer or the WQE over: it needs no wires. */
-        @Override public boolean coastsEdgeAfter() { return answering || delivering; }
-
-        /** The closing edge hands the firmware the answer or the WQE it took, as its update would. */
-        @Override public void closed(long cycle) {
-            if (answer != null) {
-                MttPorts.XlateRsp r = answer;
-                answer = null;
-                firmware.onXlate(r);
-            }
-            if (wqe != null) {
-                WqeBeat b = wqe;
-                wqe = null;
-                collect(b);
-            }
-        }
+        /** The edge after a translation's coast hands the walker's answer over: it needs no wires. */
+        @Override public boolean coastsEdgeAfter() { return answering; }
 
         /** A doorbell write or a translation wakes the stopped clock: its block takes it in a coast. */
         @Override public boolean coastsFromStop() { return true; }
@@ -486,7 +465,7 @@ public final class Adapter implements PciFunction, Clocked {
         @Override public boolean coastsAtWake() { return pollInterval == 0; }
 
         @Override public void coast(long first, long n) {
-            boolean handOver = (answering || delivering) && n > found; // the edge after the coast is run too
+            boolean handOver = answering && n > found; // the edge after the coast is run too
             if (handOver) n = found;
             if (taking) {
                 decoder.coastMmio(taken(mmioIn));
@@ -504,18 +483,12 @@ public final class Adapter implements PciFunction, Clocked {
             }
             if (picking && n > pick) fetcher.coast();
             if (walking) mtt.coast(xlating ? n - 1 : n);
-            if (handOver && answering) answer = mtt.coastAnswerTaken(); // the firmware's once closed
+            if (handOver) firmware.onXlate(mtt.coastAnswerTaken()); // as the edge's update would hand it over
             if (!serving || n < pick + 2) return;
             WqePorts.DmaReadReq r = fetcher.coastReadTaken();
             fetchIssued(r, core.picosOfCycle(first + pick + 1));
             reader.coastTake(r);
             if (n > pick + 2) fetcher.coastBeat(reader.coastBeatTaken());
-            if (!handOver) return;
-            wqe = fetcher.coastWqeTaken(); // the firmware's once closed
-            // the route took its doorbell on the edge before the coast, where the decoder still drives it: the quiet
-            // decoder's drive on the coast's first edge, which the wires would have run, idles it (else the route,
-            // seeing it, keeps the clock running one edge more)
-            if (routing) decoder.drive();
         }
     }
 

@@ -45,12 +45,6 @@ final class BlueFlameLines {
 
     boolean contains(long a) { return find(a) >= 0; }
 
-    /** The line under {@code a}, left there: its bytes, or null if none. */
-    byte[] peek(long a) {
-        int j = find(a);
-        return j < 0 ? null : line[(start + j) & mask];
-    }
-
     /** Takes out the line under {@code a}: its bytes, or null if none. */
     byte[] remove(long a) {
         int j = find(a);

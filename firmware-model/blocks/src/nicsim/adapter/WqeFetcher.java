@@ -207,32 +207,6 @@ public final class WqeFetcher implements Block {
                 && ((int) m.index() & 0xFFFF) != s.fetched;
     }
 
-    /**
-     * Whether read {@code r}, the one it is about to issue for its queue (after taking doorbell {@code held}, if not
-     * null), of one WQEBB whose beat's first word is {@code ctrl}, makes a whole WQE of that WQEBB with no error, after
-     * which no queue has WQEBBs to fetch: the edge after the beat only hands the WQE over. A look-ahead.
-     */
-    boolean deliversWhole(DmaReadReq r, long ctrl, DoorbellMsg held) {
-        if (r.length() != WqeLayout.WQEBB || busy || occupied()) return false;
-        Sq s = sqs[(int) r.tag()];
-        int producer = held == null ? s.producer : (int) held.index() & 0xFFFF;
-        int others = pendingSqs - (pending(s) ? 1 : 0);
-        return s.valid && !s.error && s.remain == 0 && others == 0 && ((s.fetched + 1) & 0xFFFF) == producer
-                && WqeLayout.legalOpcode(WqeLayout.opcode(ctrl)) && WqeLayout.ds(ctrl) != 0
-                && WqeLayout.wqebbs(WqeLayout.ds(ctrl)) == 1 && WqeLayout.qpn(ctrl) == s.qpn
-                && WqeLayout.index(ctrl) == s.fetched;
-    }
-
-    /**
-     * Runs the edge after the beat {@link #deliversWhole} looked at, on which the WQE it made is taken, as {@link
-     * #update} would with only {@code io_wqe} firing: the WQE's one beat.
-     */
-    WqeBeat coastWqeTaken() {
-        if (busy || reqValid || outQ.size() != 1 || errReg != null || droppedReg != null)
-            throw new IllegalStateException("WqeFetcher: coasting a WQE's hand-over without one whole WQE held alone");
-        return outQ.pollFirst();
-    }
-
     /** The read it picks the edge after it takes doorbell {@code m} ({@link #takesQuietly}), as it will be. */
     DmaReadReq readAfter(DoorbellMsg m) {
         // no other queue has WQEBBs pending: the arbiter picks this one

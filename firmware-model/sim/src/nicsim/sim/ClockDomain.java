@@ -179,12 +179,6 @@ public final class ClockDomain {
         default boolean coastsEdgeAfter() { return false; }
 
         /**
-         * A coast closed by the edge after it ({@link #coastsEdgeAfter}) has run, {@link #cycle()} now that edge's:
-         * what the edge hands outside the domain that may look at the cycle (a callback), as its update would have.
-         */
-        default void closed(long cycle) {}
-
-        /**
          * Runs the edges of cycles {@code first} to {@code first + n - 1} as the blocks would, at their times: the
          * cycles inside the {@link #gaps} of the look-ahead that made the coast are idle (the last is never one).
          */
@@ -613,7 +607,6 @@ public final class ClockDomain {
             ranEdge = nextEdge;
             nextEdge = null;
             coastUpTo(cycle);
-            coaster.closed(cycle);
             next(cycle);
         } finally {
             inEdge = false;
