@@ -1,9 +1,9 @@
 package nicsim.cosim;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import nicsim.adapter.AdapterConfig;
@@ -34,32 +34,44 @@ public final class Stages {
      * {@code prefix} (e.g. "node0/"), in stage order; cycles are of the profile's core clock.
      */
     public static List<Step> steps(Trace trace, Profile p, String prefix) {
-        Map<String, Map<String, Long>> byTxn = new HashMap<>();
-        for (Trace.Entry e : trace.entries())
-            if (e.txn().startsWith(prefix))
-                byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
-        Map<String, long[]> sums = new LinkedHashMap<>();
-        for (Map<String, Long> st : byTxn.values()) {
+        Map<String, Integer> stageIndex = new HashMap<>();
+        for (int i = 0; i < NAMES.length; i++) stageIndex.put(NAMES[i], i);
+        // each WQE's first time at each stage, -1 where it has none (a timeline's entries come in time order per
+        // WQE, so the first is the one kept)
+        Map<String, long[]> byTxn = new HashMap<>();
+        for (Trace.Entry e : trace.entries()) {
+            Integer k = stageIndex.get(e.stage());
+            if (k == null || !e.txn().startsWith(prefix)) continue;
+            long[] at = byTxn.computeIfAbsent(e.txn(), t -> newTimes());
+            if (at[k] < 0) at[k] = e.timePicos();
+        }
+        long[][] sum = new long[NAMES.length][NAMES.length], count = new long[NAMES.length][NAMES.length];
+        Integer[] order = new Integer[NAMES.length];
+        for (long[] at : byTxn.values()) {
             // consecutive stages in the order they happened (a streamed message is on the wire before all
-            // of it is read)
-            List<String> order = new ArrayList<>();
-            for (String s : NAMES) if (st.containsKey(s)) order.add(s);
-            order.sort(Comparator.comparingLong(st::get));
-            for (int i = 1; i < order.size(); i++) {
-                long[] acc = sums.computeIfAbsent(order.get(i - 1) + " -> " + order.get(i), k -> new long[2]);
-                acc[0] += st.get(order.get(i)) - st.get(order.get(i - 1));
-                acc[1]++;
+            // of it is read); stages at the same time keep the names' order
+            int n = 0;
+            for (int i = 0; i < NAMES.length; i++) if (at[i] >= 0) order[n++] = i;
+            Arrays.sort(order, 0, n, Comparator.comparingLong(i -> at[i]));
+            for (int i = 1; i < n; i++) {
+                sum[order[i - 1]][order[i]] += at[order[i]] - at[order[i - 1]];
+                count[order[i - 1]][order[i]]++;
             }
         }
         List<Step> steps = new ArrayList<>();
         double period = AdapterConfig.from(p).corePeriodPs();
-        for (String s1 : NAMES)
-            for (String s2 : NAMES) {
-                long[] acc = sums.get(s1 + " -> " + s2);
-                if (acc == null) continue;
-                double mean = (double) acc[0] / acc[1];
-                steps.add(new Step(s1, s2, mean, mean / period, acc[1]));
+        for (int a = 0; a < NAMES.length; a++)
+            for (int b = 0; b < NAMES.length; b++) {
+                if (count[a][b] == 0) continue;
+                double mean = (double) sum[a][b] / count[a][b];
+                steps.add(new Step(NAMES[a], NAMES[b], mean, mean / period, count[a][b]));
             }
         return steps;
+    }
+
+    private static long[] newTimes() {
+        long[] at = new long[NAMES.length];
+        Arrays.fill(at, -1);
+        return at;
     }
 }
