@@ -315,6 +315,8 @@ public final class Windows implements AutoCloseable {
      */
     private void run(int p, long end) {
         Simulator s = parts.get(p);
+        // the queue itself, not nextAt[p]: that is what the partition left before the look, so an event the look
+        // scheduled in it would not show there (the window's start is the least of nextAt: never after nextAt[p])
         long early = startPublished ? s.nextEventTime() : Long.MAX_VALUE;
         if (early < windowStart) throw new IllegalStateException("partition " + p + " has an event at " + early
                 + " ps, before the window from " + windowStart + " ps: scheduled between windows by a look");
