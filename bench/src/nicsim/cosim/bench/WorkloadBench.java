@@ -390,15 +390,17 @@ public final class WorkloadBench {
      * as make {@code roundsUpTo} nodes, back to back, and its wall time there is their mean: every count's figure
      * covers the same work and as long a stretch of the machine's time (the best of 32 short runs of 2 nodes
      * would catch a fast moment that one long run of 64 cannot). Each count's wall time is the least of its
-     * rounds' (noise only adds time). Larger counts run once, after the rounds.
+     * rounds' (noise only adds time). Larger counts run once in each of the last two rounds (the first run of the
+     * largest grows the JVM's heap, page by page, which a longer run would not pay again), their least kept too.
      */
     public static List<NodeScale> nodeScaling(int[] nodes, int iters, int rounds, int roundsUpTo) {
         double[][] walls = new double[nodes.length][];
         Figures[] figures = new Figures[nodes.length]; // of each count's last run
+        int lastRuns = Math.min(2, rounds); // rounds in which the larger counts run
         for (int r = 0; r < rounds; r++)
             for (int i = 0; i < nodes.length; i++) {
                 boolean inRounds = nodes[i] <= roundsUpTo;
-                if (!inRounds && r < rounds - 1) continue;
+                if (!inRounds && r < rounds - lastRuns) continue;
                 Options o = Options.defaults().with(set -> set.iters(iters));
                 int runs = inRounds ? Math.max(1, roundsUpTo / nodes[i]) : 1;
                 double sum = 0;
@@ -409,8 +411,8 @@ public final class WorkloadBench {
                             m.heapBytes() / (double) nodes[i], m.allocatedBytes() / (nodes[i] / 2.0 * iters));
                     m.world().close();
                 }
-                if (walls[i] == null) walls[i] = new double[inRounds ? rounds : 1];
-                walls[i][inRounds ? r : 0] = sum / runs;
+                if (walls[i] == null) walls[i] = new double[inRounds ? rounds : lastRuns];
+                walls[i][inRounds ? r : r - (rounds - lastRuns)] = sum / runs;
             }
         List<NodeScale> out = new ArrayList<>();
         for (int i = 0; i < nodes.length; i++) {

@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import nicsim.cosim.bench.SpeedGoals;
@@ -99,7 +100,8 @@ final class BenchSpeed {
                         + "as make 64 nodes (2 nodes: 32 runs back to back), so they are compared side by side over "
                         + "the same work as this shared machine's speed drifts; a count's wall time in a round is its "
                         + "runs' mean, and its figure the least of the rounds', as noise only adds time; 256 nodes "
-                        + "once, after them").append(")\n\n")
+                        + "once in each of the last two rounds, after the others, the least of the two kept (the "
+                        + "first run of 256 grows the JVM's heap)").append(")\n\n")
                 .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' "
                         + "| round by round | slowdown (wall / simulated) | Java heap per node (bytes) "
                         + "| Java allocation per message (KB, the cluster's construction included) |\n"
@@ -154,27 +156,26 @@ final class BenchSpeed {
         return size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? (size >> 10) + " KiB" : size + " B";
     }
 
-    /** Each round's wall per node against that round's 2 nodes' (the best when run once). */
+    /**
+     * Each round's wall per node against that round's 2 nodes'; for a count run only in the last rounds, each of its
+     * runs against 2 nodes' best.
+     */
     private static double[] roundRatioArray(WorkloadBench.NodeScale r, WorkloadBench.NodeScale two) {
         double[] w = r.roundWalls(), t = two.roundWalls();
-        if (w.length < 2 || w.length != t.length) return new double[]{r.perNode() / two.perNode()};
         double[] x = new double[w.length];
-        for (int i = 0; i < w.length; i++) x[i] = (w[i] / r.nodes()) / (t[i] / two.nodes());
+        // a count run in every round against that round's 2 nodes; one run only in the last rounds against 2 nodes'
+        // best, as its own figure is
+        for (int i = 0; i < w.length; i++)
+            x[i] = (w[i] / r.nodes()) / (w.length == t.length ? t[i] / two.nodes() : two.perNode());
         return x;
     }
 
-    /** Each round's wall per node against that round's 2 nodes', lowest-highest ("" when run once). */
+    /** Each run's ratio of {@link #roundRatioArray}, lowest-highest ("" when run once). */
     private static String roundRatios(WorkloadBench.NodeScale r,
             WorkloadBench.NodeScale two) {
-        double[] w = r.roundWalls(), t = two.roundWalls();
-        if (w.length < 2 || w.length != t.length) return "";
-        double lo = Double.MAX_VALUE, hi = 0;
-        for (int i = 0; i < w.length; i++) {
-            double x = (w[i] / r.nodes()) / (t[i] / two.nodes());
-            lo = Math.min(lo, x);
-            hi = Math.max(hi, x);
-        }
-        return String.format("%.2f-%.2fx", lo, hi);
+        double[] x = roundRatioArray(r, two);
+        if (x.length < 2) return "";
+        return String.format("%.2f-%.2fx", Arrays.stream(x).min().orElseThrow(), Arrays.stream(x).max().orElseThrow());
     }
 
     /**
