@@ -20,7 +20,7 @@ import nicsim.verbs.WrOpcode;
  * may run apart.
  */
 final class PairClient {
-    private final Workloads.Ep c, s;
+    private final Ep c, s;
     private final Simulator sim;
     private final long size;
     private final int iters, tx, slots, cqMod;
@@ -34,7 +34,7 @@ final class PairClient {
      */
     private final AtomicInteger finishedTally;
 
-    PairClient(World w, Workloads.Ep c, Workloads.Ep s, long size, int iters, int tx, int slots, int cqMod,
+    PairClient(World w, Ep c, Ep s, long size, int iters, int tx, int slots, int cqMod,
             AtomicInteger finishedTally) {
         this.c = c;
         this.finishedTally = finishedTally;

@@ -100,6 +100,7 @@ final class Attachments {
         p.requested(false);
         s.ends++;
         synchronized (this) { ends.put(c, new End(s, p, fd)); }
+        sessions = null;
     }
 
     /** Connection {@code c} is an event file of session {@code s}; {@code gone} undoes it when it closes. */
@@ -133,6 +134,7 @@ final class Attachments {
         End gone;
         synchronized (this) {
             gone = ends.remove(c);
+            sessions = null;
             ending++; // attached() counts it until its report is out: a reader of the log then sees it whole
         }
         try {
@@ -182,15 +184,11 @@ final class Attachments {
      * By pid: a forked child's death does not end its parent's session. Makes nothing while no memory is gone.
      */
     void fenceExited() {
+        List<Session> attached = sessions();
         boolean any = false;
-        for (End e : ends.values())
-            if (e.session().anyMemoryGone()) {
-                any = true;
-                break;
-            }
+        for (int i = 0; i < attached.size() && !any; i++) any = attached.get(i).anyMemoryGone();
         if (!any) return;
         Set<Integer> gone = new HashSet<>();
-        Collection<Session> attached = sessions();
         for (Session s : attached) gone.addAll(s.memoryGone());
         if (gone.isEmpty()) return;
         for (Map.Entry<Connection, End> e : List.copyOf(ends.entrySet())) {
@@ -201,12 +199,23 @@ final class Attachments {
         for (Session s : attached) for (int pid : gone) s.letGo(pid);
     }
 
-    /** The sessions attached, each once. */
-    Collection<Session> sessions() {
-        Set<Session> out = new LinkedHashSet<>();
-        for (End e : ends.values()) out.add(e.session());
+    /**
+     * The sessions attached, each once, in the order their first connections came: made again only after a
+     * connection joined or ended, so a look while nothing changed allocates nothing. A list once returned never
+     * changes (a caller that ends connections as it goes keeps the sessions it started with).
+     */
+    List<Session> sessions() {
+        List<Session> out = sessions;
+        if (out == null) {
+            Set<Session> each = new LinkedHashSet<>();
+            for (End e : ends.values()) each.add(e.session());
+            sessions = out = List.copyOf(each);
+        }
         return out;
     }
+
+    /** {@link #sessions()} as last made; null once a connection joined or ended since. */
+    private List<Session> sessions;
 
     /** The simulator stops: every program's connection to a context ends ({@code how}). */
     void closeAll(String how) {

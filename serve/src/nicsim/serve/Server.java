@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
@@ -403,7 +404,9 @@ public final class Server implements AutoCloseable {
     private void answerWaits(boolean giveUp) {
         attachments.fenceExited();
         pci.answerWaits(giveUp);
-        for (Session s : attachments.sessions()) {
+        List<Session> attached = attachments.sessions(); // no copy while no connection came or went
+        for (int i = 0; i < attached.size(); i++) {
+            Session s = attached.get(i);
             if (s.fatal != null) continue; // its adapter is gone: nothing more comes from it
             s.events.deliver();
             if (s.waits.waiting() == null) continue;
