@@ -425,10 +425,8 @@ public final class ClockDomain {
             return false;
         }
         foundFrom = last;
-        takeGaps();
-        coastTo = cycle - 1 + n;
         stopWake = false;
-        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
+        startCoast(cycle - 1 + n, after);
         return true;
     }
 
@@ -591,9 +589,7 @@ public final class ClockDomain {
             next(cycle);
             return true;
         }
-        takeGaps();
-        coastTo = cycle - 1 + n;
-        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
+        startCoast(cycle - 1 + n, after);
         return true;
     }
 
@@ -636,9 +632,18 @@ public final class ClockDomain {
             nextEdge = scheduleEdge(cycle + 1, runScheduled);
             return;
         }
-        if (n > 0) takeGaps();
-        coastTo = cycle + n;
-        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
+        startCoast(cycle + n, after);
+    }
+
+    /**
+     * A coast starts after the last edge run: the coaster runs the edges up to {@code last} in one step (none if it is
+     * that edge), and the edge after them runs through the wires, or as the coast's last edge if {@code after} (see
+     * {@link Coaster#coastsEdgeAfter}).
+     */
+    private void startCoast(long last, boolean after) {
+        if (last > lastEdgeCycle) takeGaps(); // the look-ahead just made found gaps only over the edges it coasts
+        coastTo = last;
+        nextEdge = scheduleEdge(last + 1, after ? runCoasted : runScheduled);
     }
 
     /**
