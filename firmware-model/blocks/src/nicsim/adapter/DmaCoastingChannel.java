@@ -239,11 +239,12 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             long at = ring.atOf(next + taken);
             if (at <= t) { // in by edge e: taken in, the beat queued before written
                 if (queued == 1 && written == writable) break;
-                // the beats in by now come in one an edge: those before any step that could end the run, at once
+                // the beats each in by its edge (those in now, then those coming in one an edge as the PCI link
+                // streams them) are taken one an edge: those before any step that could end the run, at once
                 // (bounded so, a run of more than one ends neither the coast nor the run: only a single step can)
                 long s = Math.min(Math.min(writable - written - queued + 1, MAX_COAST - 2 - seg),
                         other == Long.MAX_VALUE ? Long.MAX_VALUE : (other - t - 1) / period);
-                s = s > 1 ? ring.inBy(next + taken, t, (int) Math.min(s, good - taken)) : 1;
+                s = s > 1 ? ring.inOnEdges(next + taken, t, period, (int) Math.min(s, good - taken)) : 1;
                 written += queued + s - 1;
                 queued = 1;
                 taken += (int) s;
