@@ -100,8 +100,13 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming
             // edges in one step
             long k = 0;
-            if (leaves) { /* its edge runs on its own, below: its write was issued ahead */ }
-            else if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
+            if (leaves) { // its write was issued ahead: with the host engine alone, its edge is one step of it
+                if (v.hostOutReady() && quiet(v, c, pciNext, rxNext, DmaEngine.HOST) > 0) {
+                    logWr(wrAddr, wr, wrLast, t);
+                    v.hostOutAlone(1, null);
+                    k = 1;
+                }
+            } else if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                 k = Math.min(Math.min(v.sendBeatsLeft(), left), quiet(v, c, pciNext, rxNext, -1));
                 if (k > 0) {
                     if (sending.carry) v.sendAlone(k, logTxRef);
