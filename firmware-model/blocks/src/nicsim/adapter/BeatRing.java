@@ -108,28 +108,6 @@ final class BeatRing {
         return k;
     }
 
-    /**
-     * How many of the beats from the {@code i}-th on, at most {@code max} (all held), are in by time {@code t}, up to
-     * the first that is not: in order, a search rather than a look at each.
-     */
-    int inBy(int i, long t, int max) {
-        int mask = words.length - 1;
-        if (max <= 0 || at[(head + i) & mask] > t) return 0;
-        if (max == 1 || at[(head + i + 1) & mask] > t) return 1; // most often, where beats come in one an edge
-        if (!ordered) {
-            int k = 2;
-            while (k < max && at[(head + i + k) & mask] <= t) k++;
-            return k;
-        }
-        if (at[(head + i + max - 1) & mask] <= t) return max;
-        int lo = 2, hi = max - 1; // the first not in is in [lo, hi]
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (at[(head + i + mid) & mask] <= t) lo = mid + 1; else hi = mid;
-        }
-        return lo;
-    }
-
     /** How many of the beats from the {@code i}-th on, at most {@code max}, the ring holds before a flagged one. */
     int unflagged(int i, int max) {
         int m = Math.min(max, size - i);

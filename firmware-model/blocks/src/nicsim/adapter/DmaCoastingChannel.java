@@ -100,8 +100,13 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming
             // edges in one step
             long k = 0;
-            if (leaves) { /* its edge runs on its own, below: its write was issued ahead */ }
-            else if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
+            if (leaves) { // its write was issued ahead: with the host engine alone, its edge is one step of it
+                if (v.hostOutReady() && quiet(v, c, pciNext, rxNext, DmaEngine.HOST) > 0) {
+                    logWr(wrAddr, wr, wrLast, t);
+                    v.hostOutAlone(1, null);
+                    k = 1;
+                }
+            } else if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                 k = Math.min(Math.min(v.sendBeatsLeft(), left), quiet(v, c, pciNext, rxNext, -1));
                 if (k > 0) {
                     if (sending.carry) v.sendAlone(k, logTxRef);
@@ -239,11 +244,12 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
             long at = ring.atOf(next + taken);
             if (at <= t) { // in by edge e: taken in, the beat queued before written
                 if (queued == 1 && written == writable) break;
-                // the beats in by now come in one an edge: those before any step that could end the run, at once
+                // the beats each in by its edge (those in now, then those coming in one an edge as the PCI link
+                // streams them) are taken one an edge: those before any step that could end the run, at once
                 // (bounded so, a run of more than one ends neither the coast nor the run: only a single step can)
                 long s = Math.min(Math.min(writable - written - queued + 1, MAX_COAST - 2 - seg),
                         other == Long.MAX_VALUE ? Long.MAX_VALUE : (other - t - 1) / period);
-                s = s > 1 ? ring.inBy(next + taken, t, (int) Math.min(s, good - taken)) : 1;
+                s = s > 1 ? ring.inOnEdges(next + taken, t, period, (int) Math.min(s, good - taken)) : 1;
                 written += queued + s - 1;
                 queued = 1;
                 taken += (int) s;

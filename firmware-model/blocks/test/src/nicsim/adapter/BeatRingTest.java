@@ -56,21 +56,21 @@ class BeatRingTest {
     }
 
     @Test
-    void beatsInByATimeAreCountedUpToTheFirstNotIn() {
+    void beatsEachInByItsEdgeAreCountedUpToTheFirstNotIn() {
         // in order, across the ring's end (60 taken of 64 slots): 0, 10, 20, ... 190
         BeatRing r = new BeatRing(new Simulator(), t -> {}, BLANK);
         for (int i = 0; i < 60; i++) r.add(BLANK, 0, 0);
         r.take(60);
         for (int i = 0; i < 20; i++) r.add(BLANK, 0, 10L * i);
-        assertEquals(0, r.inBy(3, 29, 10), "the first not in");
-        assertEquals(1, r.inBy(3, 30, 10));
-        assertEquals(5, r.inBy(3, 75, 10), "up to the one at 80");
-        assertEquals(10, r.inBy(3, 1_000, 10), "at most max");
-        assertEquals(17, r.inBy(3, 190, 17), "the last held");
-        // one sooner than the one before it: counted only up to the first not in
+        assertEquals(0, r.inOnEdges(3, 29, 10, 10), "the first not in");
+        assertEquals(10, r.inOnEdges(3, 30, 10, 10), "one an edge as they come: at most max");
+        assertEquals(1, r.inOnEdges(3, 30, 5, 10), "edges faster than the beats");
+        assertEquals(7, r.inOnEdges(3, 60, 5, 17), "up to the one at 100, after the edge at 95");
+        assertEquals(17, r.inOnEdges(3, 190, 1, 17), "the last held");
+        // one sooner than the one before it: each looked at by its own edge
         BeatRing late = new BeatRing(new Simulator(), t -> {}, BLANK);
         for (long at : new long[]{0, 50, 10, 20}) late.add(BLANK, 0, at);
-        assertEquals(1, late.inBy(0, 40, 4), "the beat at 10 is after one not in");
-        assertEquals(3, late.inBy(1, 50, 3));
+        assertEquals(4, late.inOnEdges(0, 40, 10, 4));
+        assertEquals(1, late.inOnEdges(0, 40, 5, 4), "the beat at 50 is not in by the edge at 45");
     }
 }
