@@ -368,6 +368,7 @@ public final class FabricSwitch implements Windows.Exchange {
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
+        else if (src.txq.isEmpty()) f.creditLater(src, freed + f.propagation, a); // no packet waits for it
         else {
             Simulator.Scope before = src.sim.enter(null); // posted: no one cancels a credit, so its event is a spare
             try {
@@ -458,6 +459,7 @@ public final class FabricSwitch implements Windows.Exchange {
                 ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
         return () -> {
             takeAhead(dst.sim);
+            if (dst.laters > 0) f.creditsDue(dst); // what the port sent comes back as soon as its credits would
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
         };
