@@ -2,6 +2,7 @@ package nicsim.fabric;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -65,6 +66,13 @@ public final class Fabric {
         final List<FabricSwitch.Arrival> outbox = new ArrayList<>(); // sent while ports run apart, till the exchange
         Inbox inbox; // while ports run apart: what the exchange schedules for the port (null: scheduled at once)
         /**
+         * Credits on their way back while no packet waits at the port ({@link #creditLater}): each an event's place
+         * (its instant and tie) kept but no event, applied once the port next looks at its credits.
+         */
+        long[] laterAt = new long[8], laterTie = new long[8];
+        FabricSwitch.Arrival[] later = new FabricSwitch.Arrival[8];
+        int laters;
+        /**
          * Whether its link is up ({@link #link}): changed only between the switch's steps (by whoever holds the
          * whole simulation), read by the switch as it takes packets.
          */
@@ -86,8 +94,9 @@ public final class Fabric {
 
     /**
      * Hears that a packet it sent has left the fabric, every copy of it delivered or dropped: told in the sender's
-     * simulator as the packet's credits come back to its port, when no copy is on a link or in the switch any more
-     * and the destination took each one no later. What the packet carries may be given to another from then on.
+     * simulator once the packet's credits came back to its port, when no copy is on a link or in the switch any more
+     * and the destination took each one no later (at that instant when a packet waits for the credits, else as the
+     * port next sends or is handed a packet). What the packet carries may be given to another from then on.
      */
     public interface Gone {
         void gone(Packet p);
@@ -256,12 +265,66 @@ public final class Fabric {
         PortState s = ports.get(p.slid() - 1);
         sw.takeAhead(s.sim);
         if (s.tap != null) s.tap.sent(p);
+        if (s.laters > 0) creditsDue(s);
         if (s.txq.isEmpty() && s.credits >= p.wireBytes()) { // nothing ahead of it and room: on the link at once
             launch(s, p, feedPicos, left, gone, -1);
             return;
         }
         s.txq.add(new Tx(p, feedPicos, left, gone));
-        if (s.txq.size() == 1) pump(s);
+        if (s.txq.size() > 1) return;
+        if (s.laters > 0) creditsAsEvents(s); // a packet waits: the credits still to come wake it
+        pump(s);
+    }
+
+    /**
+     * Arrival {@code a}'s credits come back to port {@code s} at {@code at} ps, while no packet waits there: as an
+     * event would (in its place, a tie taken now), but no event is made unless a packet comes to wait for them
+     * ({@link #creditsAsEvents}); else the port takes them as it next looks at its credits ({@link #creditsDue}).
+     */
+    void creditLater(PortState s, long at, FabricSwitch.Arrival a) {
+        int n = s.laters;
+        if (n == s.later.length) {
+            s.laterAt = Arrays.copyOf(s.laterAt, 2 * n);
+            s.laterTie = Arrays.copyOf(s.laterTie, 2 * n);
+            s.later = Arrays.copyOf(s.later, 2 * n);
+        }
+        s.laterAt[n] = at;
+        s.laterTie[n] = s.sim.reserveTie();
+        s.later[n] = a;
+        s.laters = n + 1;
+    }
+
+    /** Port {@code s} takes the credits its events would have brought back by now, in the order they were sent. */
+    void creditsDue(PortState s) {
+        int kept = 0, n = s.laters;
+        for (int i = 0; i < n; i++) {
+            FabricSwitch.Arrival a = s.later[i];
+            if (s.sim.passed(s.laterAt[i], PRIORITY, s.laterTie[i])) {
+                if (a.gone() != null) a.gone().gone(a.p());
+                s.credits += a.bytes();
+            } else {
+                s.laterAt[kept] = s.laterAt[i];
+                s.laterTie[kept] = s.laterTie[i];
+                s.later[kept++] = a;
+            }
+        }
+        Arrays.fill(s.later, kept, n, null);
+        s.laters = kept;
+    }
+
+    /** A packet waits at port {@code s}: its credits still to come become events, each in its place. */
+    private void creditsAsEvents(PortState s) {
+        Simulator.Scope before = s.sim.enter(null); // no adapter's, as the switch posts them
+        try {
+            for (int i = 0; i < s.laters; i++) {
+                FabricSwitch.Arrival a = s.later[i];
+                s.sim.post(s.laterAt[i], PRIORITY, s.laterTie[i], () -> credit(a));
+                s.later[i] = null;
+            }
+        } finally {
+            s.sim.leave(before);
+        }
+        s.laters = 0;
     }
 
     /** Puts the port's queued packets on the link while its credits last. */

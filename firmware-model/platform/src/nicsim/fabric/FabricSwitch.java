@@ -59,6 +59,8 @@ public final class FabricSwitch implements Windows.Exchange {
 
     private final Fabric f;
     private final Simulator sim;
+    /** From a head's instant to its {@link #due} one; the serialization of a packet's trailer (ICRC and VCRC). */
+    private final long dueAfterHead, trailerPicos;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
             multicast, multicastCopies, mads, madsDropped, linkDownDrops;
@@ -86,6 +88,8 @@ public final class FabricSwitch implements Windows.Exchange {
     FabricSwitch(Fabric f, Simulator sim) {
         this.f = f;
         this.sim = sim;
+        dueAfterHead = f.switchLatency + f.propagation + f.serialization(Packet.LRH + Packet.BTH) - 1;
+        trailerPicos = f.serialization(Packet.trailerBytes());
         Counters c = sim.counters();
         packets = c.ref(FabricStat.PACKETS);
         bytes = c.ref(FabricStat.BYTES);
@@ -207,9 +211,7 @@ public final class FabricSwitch implements Windows.Exchange {
      * the switch and the downlink (every packet has at least an LRH and a BTH), or its credit, after its tail.
      * Monotone in the head's instant, so the earliest head's is the earliest due.
      */
-    private long due(Arrival a) {
-        return a.headAt() + f.switchLatency + f.propagation + f.serialization(Packet.LRH + Packet.BTH) - 1;
-    }
+    private long due(Arrival a) { return a.headAt() + dueAfterHead; }
 
     private Simulator.Event timer; // the pending packets' timer (null: none scheduled)
     private long timerAt;
@@ -336,7 +338,8 @@ public final class FabricSwitch implements Windows.Exchange {
         long freed; // when its bytes leave the switch's input buffer
         List<Integer> to = destinations(p, a.srcLid(), counts);
         boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
-        if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && ups(to) == 0) {
+        int ups = to.isEmpty() ? 0 : ups(to); // (links change only between the switch's steps)
+        if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && ups == 0) {
             // its port's link is down, or every port it goes to: the packet is lost where the link is cut
             if (counts) linkDownDrops.inc();
             freed = tailAtSwitch;
@@ -350,7 +353,7 @@ public final class FabricSwitch implements Windows.Exchange {
             if (counts) (a.fate() == Fate.DROP ? dropped : corrupted).inc();
             freed = tailAtSwitch;
         } else {
-            if (ups(to) < to.size()) to = to.stream().filter(this::up).toList(); // a copy to a down port is lost
+            if (ups < to.size()) to = to.stream().filter(this::up).toList(); // a copy to a down port is lost
             if (a.fate() == Fate.REORDER) {
                 // held in the switch long enough for a few later packets to pass it
                 if (counts) reordered.inc();
@@ -368,6 +371,7 @@ public final class FabricSwitch implements Windows.Exchange {
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         if (src.inbox != null) src.inbox.credit(freed + f.propagation, a);
+        else if (src.txq.isEmpty()) f.creditLater(src, freed + f.propagation, a); // no packet waits for it
         else {
             Simulator.Scope before = src.sim.enter(null); // posted: no one cancels a credit, so its event is a spare
             try {
@@ -436,7 +440,7 @@ public final class FabricSwitch implements Windows.Exchange {
         if (!mine(dst.lid)) return end; // delivered by the process that runs the port
         count(lid, bytes, true);
         long headersIn = start + f.serialization(header) + f.propagation;
-        long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
+        long payloadIn = Math.max(headersIn, end - trailerPicos + f.propagation);
         long at = f.cutThroughRx ? headersIn : end + f.propagation;
         // apart, the port's own thread makes the delivery (and what it allocates) as it empties its inbox
         if (dst.inbox != null) dst.inbox.deliver(dst, at, p, headersIn, payloadIn);
@@ -458,6 +462,7 @@ public final class FabricSwitch implements Windows.Exchange {
                 ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
         return () -> {
             takeAhead(dst.sim);
+            if (dst.laters > 0) f.creditsDue(dst); // what the port sent comes back as soon as its credits would
             if (dst.tap != null) dst.tap.delivered(delivered);
             dst.rx.accept(delivered);
         };

@@ -292,12 +292,37 @@ public final class Simulator {
         post(Math.addExact(now, delayPicos), priority, action);
     }
 
+    /**
+     * The tie an event posted now would take, kept for an event that may never be needed: posted later in that place
+     * ({@link #post(long, int, long, Runnable)}), it runs where it would have; never posted, it leaves the run as it
+     * was (a credit no packet waits for).
+     */
+    public long reserveTie() { return seq++; }
+
+    /** As {@link #post(long, int, Runnable)}, in the place of tie {@code tie} ({@link #reserveTie}), not yet passed. */
+    public void post(long atPicos, int priority, long tie, Runnable action) {
+        if (passed(atPicos, priority, tie))
+            throw new IllegalArgumentException("cannot post at " + atPicos + " ps behind the run (now " + now + " ps)");
+        Event e = spareEvent(atPicos, priority, tie, action);
+        e.scope = scope;
+        queue.add(e);
+    }
+
+    /** Whether an event at {@code atPicos}, {@code priority} and {@code tie} would have run by now. */
+    public boolean passed(long atPicos, int priority, long tie) {
+        return atPicos < now || atPicos == now && ((long) priority << Event.TIE_BITS | tie) < atOrder;
+    }
+
     /** A posted event: a spare one made (time, priority, next tie, action), or a new one. */
     private Event spareEvent(long time, int priority, Runnable action) {
+        return spareEvent(time, priority, seq++, action);
+    }
+
+    private Event spareEvent(long time, int priority, long tie, Runnable action) {
         Event e = spare.poll();
-        if (e == null) e = new Event(time, priority, seq++, action);
+        if (e == null) e = new Event(time, priority, tie, action);
         else {
-            e.set(time, priority, seq++, action);
+            e.set(time, priority, tie, action);
             e.owner = null;
             e.cancelled = false;
             e.ran = false;

@@ -187,6 +187,34 @@ class FabricTest {
                 "no port hears from another sooner than a link, the switch and a link");
     }
 
+    @Test
+    void aCreditNoPacketWaitsForCostsNoEventYetIsBackAtItsInstant() {
+        // room for one packet in the switch's input buffer, as above
+        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
+        Simulator sim = new Simulator();
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
+        List<Long> left = new ArrayList<>();
+        List<Integer> gone = new ArrayList<>();
+        f.attach(x -> {});
+        f.attach(x -> {});
+        f.send(pkt(1, 2, 0, 4096), 0, left::add, k -> gone.add(k.psn()));
+        sim.runUntilIdle();
+        assertEquals(2, sim.eventsExecuted(), "the switch's take and the delivery; the credit made no event");
+        long ser = f.serialization(pkt(1, 2, 0, 4096).wireBytes());
+        long prop = p.picos("link.propagation"), creditsBack = ser + prop + p.picos("switch.latency") + prop;
+        assertTrue(sim.now() < creditsBack, "the run ended before the credits were back");
+        sim.runUntil(creditsBack);
+        f.send(pkt(1, 2, 1, 4096), 0, left::add, k -> gone.add(k.psn()));
+        assertEquals(List.of(ser, creditsBack + ser), left, "the credits were back: the second goes at once");
+        assertEquals(List.of(0), gone, "and the first packet's sender heard it had left the fabric");
+        sim.runUntil(creditsBack + ser - 1);
+        f.send(pkt(1, 2, 2, 4096), 0, left::add);
+        sim.runUntilIdle();
+        assertEquals(List.of(ser, creditsBack + ser, 2 * creditsBack + ser), left,
+                "the third waits for the second's credits, which wake it at their instant");
+        assertEquals(1, sim.counters().get("Fabric.flow_control_waits"));
+    }
+
     /**
      * Four ports, each sending a burst every few microseconds to the others (an incast on port 4 among
      * them), with faults: what each port received and when, and the counters. {@code threads} 0 runs

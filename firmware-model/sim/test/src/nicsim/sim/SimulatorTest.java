@@ -22,6 +22,25 @@ class SimulatorTest {
         assertEquals(100, sim.now());
     }
 
+    @Test
+    void anEventPostedInAReservedPlaceRunsWhereItWouldHaveRun() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        sim.schedule(100, 5, () -> log.add("before"));
+        long tie = sim.reserveTie();
+        sim.schedule(100, 5, () -> log.add("after"));
+        assertFalse(sim.passed(100, 5, tie));
+        sim.schedule(100, 1, () -> {
+            // at 100, ahead of both: the reserved place is still to come, and an event takes it
+            assertFalse(sim.passed(100, 5, tie));
+            sim.post(100, 5, tie, () -> log.add("reserved"));
+        });
+        sim.runUntilIdle();
+        assertEquals(List.of("before", "reserved", "after"), log);
+        assertTrue(sim.passed(100, 5, tie), "once the instant ran, the place is behind the run");
+        assertThrows(IllegalArgumentException.class, () -> sim.post(100, 5, tie, () -> { }));
+    }
+
     /**
      * Events scheduled through lanes run in exactly the order they would have run scheduled one by
      * one, including lane events out of the lane's order and cancelled ones; pending counts agree.
