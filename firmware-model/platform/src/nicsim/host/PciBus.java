@@ -188,7 +188,7 @@ public final class PciBus {
             // the TLP claims the link when it leaves the CPU, so a DMA ready earlier goes first
             long arrive = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), copy.length, link.overheadPosted());
             release.accept(arrive - link.latencyPicos());
-            sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+            sim.post(arrive, Simulator.Priority.DELIVERY, () -> {
                 if (t.inMsixTable) msix.get(t.function).write(t.offset - tableStart(t.function), copy);
                 else functions.get(t.function).mmioWrite(t.bar, t.offset, copy);
             });
@@ -212,23 +212,47 @@ public final class PciBus {
                 long back = arrive + link.latencyPicos();
                 release.accept(back);
                 MmioReadResult refused = new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back);
-                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(refused));
+                sim.post(back, Simulator.Priority.DELIVERY, () -> done.accept(refused));
                 return;
             }
-            sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+            sim.post(arrive, Simulator.Priority.DELIVERY, () -> {
                 byte[] data = t.inMsixTable ? msix.get(t.function).read(t.offset - tableStart(t.function), length)
                                             : functions.get(t.function).mmioRead(t.bar, t.offset, length);
                 long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length,
                         link.overheadCompletion());
                 release.accept(back);
                 MmioReadResult answer = new MmioReadResult(MmioStatus.OK, data, back);
-                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(answer));
+                sim.post(back, Simulator.Priority.DELIVERY, () -> done.accept(answer));
             });
         });
     }
 
-    /** One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves. */
-    private record CpuOp(long cost, Consumer<LongConsumer> run) {}
+    /**
+     * One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves (given the op itself to
+     * release the CPU with). The op is also both of its events: its leaving, then its release starting the next.
+     */
+    private final class CpuOp implements Runnable, LongConsumer {
+        private final long cost;
+        private final Consumer<LongConsumer> run;
+        private long depart, at; // when it left the CPU; when it released it
+        private boolean left;
+
+        CpuOp(long cost, Consumer<LongConsumer> run) { this.cost = cost; this.run = run; }
+
+        @Override public void run() {
+            if (left) cpuNext(depart, at);
+            else {
+                left = true;
+                run.accept(this);
+            }
+        }
+
+        /** The CPU is free from {@code release} (not before now): the next access may start then. */
+        @Override public void accept(long release) {
+            at = Math.max(release, sim.now());
+            sim.post(at, Simulator.Priority.DELIVERY, this);
+        }
+    }
 
     /**
      * CPU time spent on other work (building a WQE, polling a CQE) in program order with MMIO: a
@@ -253,11 +277,8 @@ public final class PciBus {
         CpuOp op = cpuQueue.poll();
         if (op == null) { cpuBusy = false; return; }
         cpuBusy = true;
-        long depart = Math.max(issuedAt + op.cost(), freeAt);
-        sim.schedule(depart, Simulator.Priority.DELIVERY, () -> op.run().accept(release -> {
-            long at = Math.max(release, sim.now());
-            sim.schedule(at, Simulator.Priority.DELIVERY, () -> cpuNext(depart, at));
-        }));
+        op.depart = Math.max(issuedAt + op.cost, freeAt);
+        sim.post(op.depart, Simulator.Priority.DELIVERY, op);
     }
 
     /**
