@@ -36,8 +36,7 @@ public final class Stages {
     public static List<Step> steps(Trace trace, Profile p, String prefix) {
         Map<String, Integer> stageIndex = new HashMap<>();
         for (int i = 0; i < NAMES.length; i++) stageIndex.put(NAMES[i], i);
-        // each WQE's first time at each stage, -1 where it has none (a timeline's entries come in time order per
-        // WQE, so the first is the one kept)
+        // each WQE's time at each stage, the first recorded where it has several; -1 where it has none
         Map<String, long[]> byTxn = new HashMap<>();
         for (Trace.Entry e : trace.entries()) {
             Integer k = stageIndex.get(e.stage());

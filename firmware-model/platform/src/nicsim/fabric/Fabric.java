@@ -299,10 +299,8 @@ public final class Fabric {
         int kept = 0, n = s.laters;
         for (int i = 0; i < n; i++) {
             FabricSwitch.Arrival a = s.later[i];
-            if (s.sim.passed(s.laterAt[i], PRIORITY, s.laterTie[i])) {
-                if (a.gone() != null) a.gone().gone(a.p());
-                s.credits += a.bytes();
-            } else {
+            if (s.sim.passed(s.laterAt[i], PRIORITY, s.laterTie[i])) creditBack(s, a);
+            else {
                 s.laterAt[kept] = s.laterAt[i];
                 s.laterTie[kept] = s.laterTie[i];
                 s.later[kept++] = a;
@@ -310,6 +308,12 @@ public final class Fabric {
         }
         Arrays.fill(s.later, kept, n, null);
         s.laters = kept;
+    }
+
+    /** Arrival {@code a}'s credits are back at port {@code s}, its event's or kept place passed: its sender hears. */
+    private static void creditBack(PortState s, FabricSwitch.Arrival a) {
+        if (a.gone() != null) a.gone().gone(a.p());
+        s.credits += a.bytes();
     }
 
     /** A packet waits at port {@code s}: its credits still to come become events, each in its place. */
@@ -378,10 +382,9 @@ public final class Fabric {
      * and whoever sent it hears so.
      */
     void credit(FabricSwitch.Arrival a) {
-        sw.takeAhead(ports.get(a.srcLid() - 1).sim);
-        if (a.gone() != null) a.gone().gone(a.p());
         PortState s = ports.get(a.srcLid() - 1);
-        s.credits += a.bytes();
+        sw.takeAhead(s.sim);
+        creditBack(s, a);
         if (s.txq.isEmpty()) return;
         Simulator.Scope before = s.sim.enter(s.scope); // the sends it wakes are its adapter's
         try {
