@@ -12,7 +12,6 @@ import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.hw.VerilogFile;
-import nicsim.hw.rtl.NativeBuild;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 
@@ -59,7 +58,8 @@ public final class HwEquiv {
     static final int TIMEOUT_MINUTES = 5;
 
     /** Bumped when the script changes, so cached outcomes of an older script are not reused. */
-    private static final String SCRIPT_VERSION = "equiv-1";
+    /** Raised when a cached outcome may no longer hold; 2: Verilog numbered without SpinalHDL's commit line. */
+    private static final String SCRIPT_VERSION = "equiv-2";
 
     /**
      * The outcome of each of {@code mutations} of module {@code top} (its Verilog in {@code dir}), each a
@@ -80,8 +80,8 @@ public final class HwEquiv {
             }
             String version = HwMutate.yosysVersion();
             for (String m : mutations) {
-                String key = HwMutate.sha256(NativeBuild.withoutRepoHash(verilog), m, SCRIPT_VERSION,
-                        version);
+                // the text exactly: a mutant names its cells by line, and one more line would be another mutant
+                String key = HwMutate.sha256(verilog, m, SCRIPT_VERSION, version);
                 Path cached = HwMutate.cacheRoot().resolve("equiv").resolve(top + "-" + key.substring(0, 24) + ".txt");
                 Outcome o = read(cached, m);
                 if (o == null) {

@@ -202,6 +202,9 @@ public final class HwMutate {
         }
     }
 
+    /** Raised when cached netlists may no longer hold; 2: Verilog numbered without SpinalHDL's commit line. */
+    private static final String NETLIST_VERSION = "netlist-2";
+
     /** Yosys's mutations of a module and the netlist holding them all; {@code cached}: found, not made. */
     record Netlist(List<String> mutations, Path file, boolean cached) {}
 
@@ -212,8 +215,9 @@ public final class HwMutate {
      */
     static Netlist netlist(Path dir, String top, int count, long seed, String what, String selection)
             throws IOException, InterruptedException {
-        String key = sha256(NativeBuild.withoutRepoHash(Files.readString(dir.resolve(top + ".v"))),
-                Integer.toString(count), Long.toString(seed), selection, yosysVersion());
+        // the text exactly, as Yosys numbers the mutants by its lines; NETLIST_VERSION drops results made before
+        String key = sha256(Files.readString(dir.resolve(top + ".v")), Integer.toString(count), Long.toString(seed),
+                selection, yosysVersion(), NETLIST_VERSION);
         Path cache = cacheRoot().resolve("mutate").resolve(top + "-" + key.substring(0, 24));
         Path list = cache.resolve("mutations.txt"), file = cache.resolve(top + "_mutants.v");
         if (Files.isRegularFile(list) && Files.isRegularFile(file))

@@ -22,7 +22,7 @@ object GenerateVerilog {
   def main(args: Array[String]): Unit = {
     val dir = if (args.nonEmpty) args(0) else "gen/verilog"
     for ((name, make) <- blocks) {
-      SpinalConfig(targetDirectory = dir, oneFilePerComponent = false).generateVerilog(make())
+      VerilogFile.config(dir).copy(oneFilePerComponent = false).generateVerilog(make())
       println(s"wrote $dir/$name.v")
     }
   }

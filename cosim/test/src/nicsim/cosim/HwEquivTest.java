@@ -21,9 +21,9 @@ class HwEquivTest {
 
     /** The mtt mutant that ties a bit of {@code 1 <<< ctxShift} no 5-bit shift reaches (its list's first entry). */
     private static final String PAGE_SIZE_BIT_58 = "mutate -mode const0 -module MttWalker"
-            + " -cell $sshl$MttWalker.v:409$81 -port Y -portbit 58 -wire pageSize -wirebit 58"
-            + " -src MttWalker.v:187.23-187.31"
-            + " -src MttWalker.v:409.22-409.55";
+            + " -cell $sshl$MttWalker.v:408$81 -port Y -portbit 58 -wire pageSize -wirebit 58"
+            + " -src MttWalker.v:186.23-186.31"
+            + " -src MttWalker.v:408.22-408.55";
 
     @Test
     void aListedEquivalentMutantIsProvenAndAKilledOneIsNot(@TempDir Path dir) throws Exception {

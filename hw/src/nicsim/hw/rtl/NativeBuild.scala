@@ -125,7 +125,7 @@ object NativeBuild {
     val gen = Files.createTempDirectory("nicsim-contract-")
     try {
       val report = Console.withOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream())) {
-        SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+        nicsim.hw.VerilogFile.config(gen.toString).generateVerilog(make.get())
       }
       val ref = report.toplevel
       val contract = ref.getAllIo.toSeq.map(s => s.getName() -> (s.isInput, s.getBitsWidth)).toMap
@@ -185,7 +185,7 @@ object NativeBuild {
                     coverage: Boolean): Compiled = {
     val gen = Files.createTempDirectory("nicsim-native-")
     try {
-      val report = SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+      val report = nicsim.hw.VerilogFile.config(gen.toString).generateVerilog(make.get())
       val top = report.toplevel
       val module = report.toplevelName
       val ios = top.getAllIo.toSeq.map(s => s.getName() -> s).toMap

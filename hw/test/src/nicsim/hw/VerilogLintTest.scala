@@ -15,7 +15,7 @@ class VerilogLintTest extends AnyFunSuite {
 
   for ((name, make) <- GenerateVerilog.blocks) test(s"$name Verilog is lint-clean under verilator -Wall") {
     val dir = Files.createTempDirectory("lint-" + name)
-    SpinalConfig(targetDirectory = dir.toString).generateVerilog(make())
+    VerilogFile.config(dir.toString).generateVerilog(make())
     val file = dir.resolve(s"$name.v")
     assert(Files.exists(file), s"no $file")
     val out = new StringBuilder
