@@ -125,6 +125,23 @@ class KernelHeaderTest {
         assertEquals(expected.size(), rows, "every status of the device has its errno in nicsim_cmd.c");
     }
 
+    /** A failed command is logged by its name: every command of the manual has one, not "UNKNOWN_COMMAND". */
+    @Test
+    void everyCommandHasItsNameInTheLog() throws Exception {
+        String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
+        List<String> commands = new ArrayList<>();
+        Matcher d = Pattern.compile("#define NICSIM_CMD_(\\w+)\\s+0x").matcher(KernelIfcHeader.render());
+        while (d.find()) commands.add(d.group(1));
+        assertTrue(commands.contains("RESIZE_CQ"), "the generated header's commands were read: " + commands);
+        List<String> named = new ArrayList<>();
+        Matcher row = Pattern.compile("\\{ NICSIM_CMD_(\\w+), \"(\\w+)\" \\}").matcher(cmd);
+        while (row.find()) {
+            assertEquals(row.group(1), row.group(2), "the name printed is the command's");
+            named.add(row.group(1));
+        }
+        assertEquals(commands, named, "nicsim_cmd.c's command names, in the header's order");
+    }
+
     @Test
     void syndromeNamesAreTheManualsInOrder() throws Exception {
         String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
