@@ -188,8 +188,11 @@ public final class World implements AutoCloseable {
         if (h.sim != sim) h.memory.onWrite(hook); // apart: the memory runs it itself (see watchWrites)
     }
 
-    /** Stops the threads of hosts running apart. */
-    @Override public void close() { if (windows != null) windows.close(); }
+    /** The run ends: the threads stop, and every packet's sender hears it left the fabric. */
+    @Override public void close() {
+        if (windows != null) windows.close();
+        fabric.creditsBackAtEnd();
+    }
 
     public Host host(int i) { return hosts.get(i); }
     public List<Host> hosts() { return List.copyOf(hosts); }

@@ -34,7 +34,7 @@ final class MkeyCache {
     /** A translation sent to the walker: the walker entries it holds busy, its responses so far, who waits for them. */
     private static final class Translation {
         final int tag;
-        final List<XlateRsp> parts = new ArrayList<>();
+        List<XlateRsp> parts = List.of(); // a list of one while it has one (most have no more): no array grown for ten
         final Consumer<List<XlateRsp>> done;
         int[] slots = NO_SLOTS; // set when it is sent (read only: it may be one of oneSlot's)
 
@@ -166,7 +166,11 @@ final class MkeyCache {
     void onResponse(XlateRsp r) {
         Translation t = tracked((int) r.tag());
         if (t == null) return;
-        t.parts.add(r);
+        if (t.parts.isEmpty()) t.parts = List.of(r);
+        else {
+            if (t.parts.size() == 1) t.parts = new ArrayList<>(t.parts);
+            t.parts.add(r);
+        }
         if (r.last() != 0) {
             inFlight[t.tag & (inFlight.length - 1)] = null;
             for (int s : t.slots) walkerBusy[s]--;

@@ -124,8 +124,11 @@ final class Qp {
         if (counterSet != null && i >= 0) counterSet[i] += n;
     }
 
-    /** Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). */
-    long generation;
+    /**
+     * Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). An int, not a long: a wrapper
+     * that keeps it is 24 bytes, not 32, and one is made for every asynchronous step.
+     */
+    int generation;
 
     /**
      * {@code r} as a continuation of this QP's current life. A firmware task, DMA, translation or
@@ -134,19 +137,19 @@ final class Qp {
      * roles goes through here.
      */
     Runnable live(Runnable r) {
-        long g = generation;
+        int g = generation;
         return () -> { if (g == generation) r.run(); };
     }
 
     /** {@link #live(Runnable)} for a continuation that takes a result. */
     <T> Consumer<T> live(Consumer<T> c) {
-        long g = generation;
+        int g = generation;
         return v -> { if (g == generation) c.accept(v); };
     }
 
     /** {@link #live(Runnable)} for a continuation that takes two results. */
     <A, B> BiConsumer<A, B> live(BiConsumer<A, B> c) {
-        long g = generation;
+        int g = generation;
         return (a, b) -> { if (g == generation) c.accept(a, b); };
     }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.QpcState;
@@ -453,25 +454,28 @@ final class Requester {
     }
 
     /** Sends the packets of ready WQEs, in PSN order. */
-    void transmit() {
-        q.outstanding.fromFirstUnsent(op -> {
-            if (op.atLeast(Stage.SENT)) return true;
-            if (!op.atLeast(Stage.READY)) return false;
-            if (op.streaming) {
-                // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
-                while (op.sent < op.npkts && op.heads[op.sent] >= 0) {
-                    Packet p = packetOf(op, op.sent, op.npkts);
-                    op.packets.add(p);
-                    long feed = op.heads[op.sent];
-                    op.heads[op.sent] = -1;
-                    put(p, feed, op, op.sent == op.npkts - 1);
-                    op.sent++;
-                }
-                if (op.sent < op.npkts) return false; // later messages wait: PSN order
-            } else sendPackets(op.packets, op, true);
-            op.reach(Stage.SENT);
-            return true;
-        });
+    void transmit() { q.outstanding.fromFirstUnsent(transmitOne); }
+
+    private final Predicate<SendOp> transmitOne = this::transmit; // made once: transmit() runs for every packet
+
+    /** Sends op's packets that are ready, if it is; whether the ops after it may go too (PSN order). */
+    private boolean transmit(SendOp op) {
+        if (op.atLeast(Stage.SENT)) return true;
+        if (!op.atLeast(Stage.READY)) return false;
+        if (op.streaming) {
+            // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
+            while (op.sent < op.npkts && op.heads[op.sent] >= 0) {
+                Packet p = packetOf(op, op.sent, op.npkts);
+                op.packets.add(p);
+                long feed = op.heads[op.sent];
+                op.heads[op.sent] = -1;
+                put(p, feed, op, op.sent == op.npkts - 1);
+                op.sent++;
+            }
+            if (op.sent < op.npkts) return false; // later messages wait: PSN order
+        } else sendPackets(op.packets, op, true);
+        op.reach(Stage.SENT);
+        return true;
     }
 
     void sendPackets(List<Packet> packets, SendOp op, boolean endsMessage) {

@@ -67,11 +67,14 @@ public final class Fabric {
         Inbox inbox; // while ports run apart: what the exchange schedules for the port (null: scheduled at once)
         /**
          * Credits on their way back while no packet waits at the port ({@link #creditLater}): each an event's place
-         * (its instant and tie) kept but no event, applied once the port next looks at its credits.
+         * (its instant and tie) kept but no event, in the order of those places, applied once the port next looks at
+         * its credits.
          */
         long[] laterAt = new long[8], laterTie = new long[8];
         FabricSwitch.Arrival[] later = new FabricSwitch.Arrival[8];
         int laters;
+        /** The place of the kept credit made an event to wake a waiting packet ({@link #wakeOnCredits}): -1 none. */
+        long wakeAt, wakeTie = -1;
         /**
          * Whether its link is up ({@link #link}): changed only between the switch's steps (by whoever holds the
          * whole simulation), read by the switch as it takes packets.
@@ -95,8 +98,9 @@ public final class Fabric {
     /**
      * Hears that a packet it sent has left the fabric, every copy of it delivered or dropped: told in the sender's
      * simulator once the packet's credits came back to its port, when no copy is on a link or in the switch any more
-     * and the destination took each one no later (at that instant when a packet waits for the credits, else as the
-     * port next sends or is handed a packet). What the packet carries may be given to another from then on.
+     * and the destination took each one no later (at that instant when they let a waiting packet go, else as the port
+     * next sends, is handed a packet or hears credits, or as the run ends: {@link #creditsBackAtEnd}). What the
+     * packet carries may be given to another from then on.
      */
     public interface Gone {
         void gone(Packet p);
@@ -272,14 +276,15 @@ public final class Fabric {
         }
         s.txq.add(new Tx(p, feedPicos, left, gone));
         if (s.txq.size() > 1) return;
-        if (s.laters > 0) creditsAsEvents(s); // a packet waits: the credits still to come wake it
         pump(s);
+        if (s.laters > 0) wakeOnCredits(s); // a packet waits: the credit that lets it go wakes it
     }
 
     /**
      * Arrival {@code a}'s credits come back to port {@code s} at {@code at} ps, while no packet waits there: as an
-     * event would (in its place, a tie taken now), but no event is made unless a packet comes to wait for them
-     * ({@link #creditsAsEvents}); else the port takes them as it next looks at its credits ({@link #creditsDue}).
+     * event would (in its place, a tie taken now), but no event is made unless a packet comes to wait for them and
+     * they let it go ({@link #wakeOnCredits}); else the port takes them as it next looks at its credits
+     * ({@link #creditsDue}).
      */
     void creditLater(PortState s, long at, FabricSwitch.Arrival a) {
         int n = s.laters;
@@ -288,9 +293,15 @@ public final class Fabric {
             s.laterTie = Arrays.copyOf(s.laterTie, 2 * n);
             s.later = Arrays.copyOf(s.later, 2 * n);
         }
-        s.laterAt[n] = at;
-        s.laterTie[n] = s.sim.reserveTie();
-        s.later[n] = a;
+        int i = n; // its place among them: the tie taken now is the latest, so after all those at its instant or sooner
+        for (; i > 0 && s.laterAt[i - 1] > at; i--) {
+            s.laterAt[i] = s.laterAt[i - 1];
+            s.laterTie[i] = s.laterTie[i - 1];
+            s.later[i] = s.later[i - 1];
+        }
+        s.laterAt[i] = at;
+        s.laterTie[i] = s.sim.reserveTie();
+        s.later[i] = a;
         s.laters = n + 1;
     }
 
@@ -316,19 +327,49 @@ public final class Fabric {
         s.credits += a.bytes();
     }
 
-    /** A packet waits at port {@code s}: its credits still to come become events, each in its place. */
-    private void creditsAsEvents(PortState s) {
+    /**
+     * The packet at the head of port {@code s}'s queue waits for credits: of those kept, the one that brings enough
+     * back with those before it becomes an event in its place, unless one made so comes no later. The others stay
+     * kept, taken as that event comes ({@link #creditsDue}): an event of theirs would find the packet still waiting.
+     * If the kept ones are not enough, an event brings the rest (the switch posts what it frees while a packet waits)
+     * and looks again.
+     */
+    private void wakeOnCredits(PortState s) {
+        long need = s.txq.peek().p().wireBytes() - s.credits;
+        int k = 0;
+        while (k < s.laters && (need -= s.later[k].bytes()) > 0) k++;
+        if (k == s.laters) return;
+        long at = s.laterAt[k], tie = s.laterTie[k];
+        if (s.wakeTie >= 0 && (s.wakeAt < at || s.wakeAt == at && s.wakeTie < tie)) return; // one comes sooner
+        FabricSwitch.Arrival a = s.later[k];
+        int n = --s.laters;
+        System.arraycopy(s.laterAt, k + 1, s.laterAt, k, n - k);
+        System.arraycopy(s.laterTie, k + 1, s.laterTie, k, n - k);
+        System.arraycopy(s.later, k + 1, s.later, k, n - k);
+        s.later[n] = null;
+        s.wakeAt = at;
+        s.wakeTie = tie;
         Simulator.Scope before = s.sim.enter(null); // no adapter's, as the switch posts them
         try {
-            for (int i = 0; i < s.laters; i++) {
-                FabricSwitch.Arrival a = s.later[i];
-                s.sim.post(s.laterAt[i], PRIORITY, s.laterTie[i], () -> credit(a));
-                s.later[i] = null;
-            }
+            s.sim.post(at, PRIORITY, tie, () -> credit(a, tie));
         } finally {
             s.sim.leave(before);
         }
-        s.laters = 0;
+    }
+
+    /**
+     * The run ends: each credit still kept comes back now, as its event would have by its instant, so every packet's
+     * sender hears it left the fabric (what it carried goes back to its pool) though its port never sent nor was
+     * handed a packet again. Nothing is sent after.
+     */
+    public void creditsBackAtEnd() {
+        for (PortState s : ports) {
+            for (int i = 0; i < s.laters; i++) {
+                creditBack(s, s.later[i]);
+                s.later[i] = null;
+            }
+            s.laters = 0;
+        }
     }
 
     /** Puts the port's queued packets on the link while its credits last. */
@@ -381,9 +422,14 @@ public final class Fabric {
      * Packet {@code a}'s credits come back to its port (in its simulator, at its instant): it has left the fabric,
      * and whoever sent it hears so.
      */
-    void credit(FabricSwitch.Arrival a) {
+    void credit(FabricSwitch.Arrival a) { credit(a, -1); }
+
+    /** As {@link #credit(FabricSwitch.Arrival)}, for a kept credit made an event at tie {@code tie}. */
+    private void credit(FabricSwitch.Arrival a, long tie) {
         PortState s = ports.get(a.srcLid() - 1);
         sw.takeAhead(s.sim);
+        if (s.wakeTie == tie) s.wakeTie = -1;
+        if (s.laters > 0) creditsDue(s); // kept ones before it are back first, in their places
         creditBack(s, a);
         if (s.txq.isEmpty()) return;
         Simulator.Scope before = s.sim.enter(s.scope); // the sends it wakes are its adapter's
@@ -392,5 +438,6 @@ public final class Fabric {
         } finally {
             s.sim.leave(before);
         }
+        if (!s.txq.isEmpty() && s.laters > 0) wakeOnCredits(s);
     }
 }

@@ -5,14 +5,11 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A clock: an integer period in picoseconds and a phase (the time of cycle 0's edge). Conversions
- * between cycles and picoseconds are exact integer arithmetic. Edge n happens at
- * {@code phase + n * period}.
- *
- * <p>On each edge every block in the domain drives, every stream checks its handshake contract,
- * then every block updates. The clock runs only while some block is {@link Clocked#active()}; a
- * block that gets work from outside (an MMIO write, a DMA completion) calls {@link #wake()}.
- * Stopping an idle clock changes no result: an inactive block does nothing on an edge.
+ * The blocks on a {@link Clock} and its edges. On each edge every block in the domain drives, every
+ * stream checks its handshake contract, then every block updates. The clock runs only while some
+ * block is {@link Clocked#active()}; a block that gets work from outside (an MMIO write, a DMA
+ * completion) calls {@link #wake()}. Stopping an idle clock changes no result: an inactive block
+ * does nothing on an edge.
  *
  * <p>A domain can also coast: when its blocks can tell that their coming edges change nothing
  * outside them ({@link Coaster}), those edges are not run one by one; the domain schedules the
@@ -23,15 +20,10 @@ import java.util.List;
  * inactive is left out of the edges: its wires hold what it last drove, and it runs again on the
  * edge an input of its turns valid.
  */
-public final class ClockDomain {
+public final class ClockDomain extends Clock {
     /** The phase the domain is in, so streams can refuse writes at the wrong time. */
     public enum Phase { IDLE, DRIVE, UPDATE }
 
-    private final Simulator sim;
-    private final String name;
-    private final long period;
-    private final long phase;
-    private final int rank; // made rank-th in its simulator: its place among edges of one instant
     // the blocks, in the order added, and per block: whether it may rest (Clocked#mayRest); whether it
     // is resting (inactive after the last edge); whether its update ran on the last edge (so its drive
     // must run on the next, its state may have changed)
@@ -54,59 +46,10 @@ public final class ClockDomain {
     private int gaps, gapAt;
 
     ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos, int rank) {
-        if (periodPicos <= 0)
-            throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
-        if (phasePicos < 0)
-            throw new IllegalArgumentException("clock '" + name + "': phase " + phasePicos + " ps must be >= 0");
-        this.sim = sim; this.name = name; this.period = periodPicos; this.phase = phasePicos; this.rank = rank;
-        this.scope = sim.scope();
+        super(sim, name, periodPicos, phasePicos, rank);
     }
 
-    private final Simulator.Scope scope; // whose its edges are: its maker's
-
-    /** Whose clock it is (its edges' scope). */
-    public Simulator.Scope scope() { return scope; }
-
-    public String name() { return name; }
-
-    private Counters counters;
-
-    /**
-     * The counters of the blocks on this clock: under the node it belongs to, the path before the
-     * last dot of its name ({@code node0.core} and {@code node0.dma1} count in {@code node0}; a
-     * clock with no dot counts at the top).
-     */
-    public Counters counters() {
-        if (counters == null) {
-            int dot = name.lastIndexOf('.');
-            counters = sim.counters().scope(dot < 0 ? "" : name.substring(0, dot));
-        }
-        return counters;
-    }
-    public long periodPicos() { return period; }
-    public long phasePicos() { return phase; }
-    public Simulator simulator() { return sim; }
     public Phase phase() { return current; }
-
-    /** The time of edge {@code cycle}. */
-    public long picosOfCycle(long cycle) { return Math.addExact(phase, Math.multiplyExact(cycle, period)); }
-
-    /** A duration of {@code cycles} cycles, in picoseconds. */
-    public long cyclesToPicos(long cycles) { return Math.multiplyExact(cycles, period); }
-
-    /** Whole cycles in a duration (rounded down). */
-    public long picosToCyclesFloor(long picos) { return Math.floorDiv(picos, period); }
-
-    /** Cycles needed to cover a duration (rounded up). */
-    public long picosToCyclesCeil(long picos) { return -Math.floorDiv(-picos, period); }
-
-    /** The number of the last edge at or before {@code picos} (-1 before the first edge). */
-    public long cycleAt(long picos) { return picos < phase ? -1 : (picos - phase) / period; }
-
-    /** The first edge at or after {@code picos}. */
-    public long nextEdgeCycleAtOrAfter(long picos) {
-        return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period);
-    }
 
     /**
      * Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link
@@ -294,41 +237,6 @@ public final class ClockDomain {
 
         /** Edges ran without the wires (the domain coasted). */
         void coasted() {}
-    }
-
-    /**
-     * The streams (or flows) of the domain in the order they were made, a slot each, and which of
-     * them have something to check, count or trace on the next edge: an idle one has nothing to do
-     * there, and most are idle on most edges.
-     */
-    private static final class LiveSet {
-        private Sampled[] all = new Sampled[16];
-        private long[] live = new long[1];
-        private int n;
-
-        int add(Sampled s) {
-            if (n == all.length) all = Arrays.copyOf(all, 2 * n);
-            if (n >>> 6 == live.length) live = Arrays.copyOf(live, live.length + 1);
-            all[n] = s;
-            return n++;
-        }
-
-        void live(int slot) { live[slot >>> 6] |= 1L << slot; }
-
-        /** Runs edge {@code cycle} on each live one, in slot order; one with nothing to do next drops out. */
-        void edge(long cycle) {
-            for (int w = 0; w < live.length; w++)
-                for (long bits = live[w]; bits != 0; bits &= bits - 1) {
-                    int slot = w << 6 | Long.numberOfTrailingZeros(bits);
-                    if (!all[slot].edge(cycle)) live[w] &= ~(1L << slot);
-                }
-        }
-
-        void coasted() {
-            for (int w = 0; w < live.length; w++)
-                for (long bits = live[w]; bits != 0; bits &= bits - 1)
-                    all[w << 6 | Long.numberOfTrailingZeros(bits)].coasted();
-        }
     }
 
     /** A new stream's slot. */
@@ -654,6 +562,4 @@ public final class ClockDomain {
     public Simulator.Event atEdge(Simulator.Event spent, long cycle, Runnable action) {
         return sim.scheduleEdge(spent, picosOfCycle(cycle), rank, scope, action);
     }
-
-    @Override public String toString() { return name + "(" + period + " ps)"; }
 }

@@ -215,6 +215,33 @@ class FabricTest {
         assertEquals(1, sim.counters().get("Fabric.flow_control_waits"));
     }
 
+    @Test
+    void aWaitingPacketMakesAnEventOfTheOneCreditThatLetsItGoAndTheRestComeBackAtTheEnd() {
+        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
+        Simulator sim = new Simulator();
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
+        List<Long> left = new ArrayList<>();
+        List<Integer> gone = new ArrayList<>();
+        f.attach(x -> {});
+        f.attach(x -> {});
+        // three small packets leave at once, their credits kept with no packet waiting
+        for (int k = 0; k < 3; k++) f.send(pkt(1, 2, k, 64), 0, left::add, x -> gone.add(x.psn()));
+        long small = f.serialization(pkt(1, 2, 0, 64).wireBytes());
+        long big = f.serialization(pkt(1, 2, 3, 4096).wireBytes());
+        long prop = p.picos("link.propagation"), sw = p.picos("switch.latency");
+        sim.runUntil(2 * prop + sw + small - 1); // the switch took all three; the first's credits are not back
+        long events = sim.eventsExecuted();
+        // a full packet waits for all three: only the last to come back wakes it
+        f.send(pkt(1, 2, 3, 4096), 0, left::add, x -> gone.add(x.psn()));
+        sim.runUntilIdle();
+        assertEquals(2 * prop + sw + 3 * small + big, left.get(3), "it left as the third's credits came back");
+        assertEquals(events + 5, sim.eventsExecuted(),
+                "the last two small ones' deliveries, the switch's take of it, its delivery, and one credit");
+        assertEquals(List.of(0, 1, 2), gone, "the first three packets' sender heard they had left the fabric");
+        f.creditsBackAtEnd();
+        assertEquals(List.of(0, 1, 2, 3), gone, "the run's end gives back the credit no event brought");
+    }
+
     /**
      * Four ports, each sending a burst every few microseconds to the others (an incast on port 4 among
      * them), with faults: what each port received and when, and the counters. {@code threads} 0 runs
