@@ -199,18 +199,24 @@ class DmaChannel implements Clocked {
         if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
         if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
         if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload(), sim.now());
-        if (engine.hostDone().valid()) hostDone(hostBusy.pollFirst(), engine.hostDone().payload());
-        if (engine.sendDone().valid()) {
+        reported(engine.hostDone().valid() ? engine.hostDone().payload() : null,
+                engine.sendDone().valid() ? engine.sendDone().payload() : null,
+                engine.recvDone().valid() ? engine.recvDone().payload() : null);
+    }
+
+    /** The descriptors the engines report finished on an edge (null: none), taken in the order of the wires. */
+    void reported(Done host, Done send, Done recv) {
+        if (host != null) hostDone(hostBusy.pollFirst(), host);
+        if (send != null) {
             Job j = sendBusy.peekFirst();
             j.engineDone = true;
-            if (engine.sendDone().payload().reason() != Done.Status.OK) j.failed = true;
+            if (send.reason() != Done.Status.OK) j.failed = true;
             finishSend();
         }
-        if (engine.recvDone().valid()) {
+        if (recv != null) {
             Job j = recvBusy.pollFirst();
-            if (engine.recvDone().payload().reason() != Done.Status.OK)
-                throw new IllegalStateException(
-                        "DmaEngine receive descriptor ended " + engine.recvDone().payload().reason());
+            if (recv.reason() != Done.Status.OK)
+                throw new IllegalStateException("DmaEngine receive descriptor ended " + recv.reason());
             hostQ.addLast(j);
             toHost.addLast(j);
         }

@@ -4,6 +4,10 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import nicsim.adapter.DmaPath.Job;
+import nicsim.adapter.DmaPorts.Done;
+import nicsim.adapter.DmaPorts.HostDesc;
+import nicsim.adapter.DmaPorts.LinkDesc;
+import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.sim.ClockDomain;
 
 /**
@@ -75,7 +79,12 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         lookGaps = 0;
         lookHeard = lookStops = false;
         DmaCore real = engine.core();
-        if (real.reporting() || offersDescriptor(real)) return 0;
+        if (real.reporting() || offersDescriptor(real)) { // the next edge alone, at its own time (edgeAtItsTime)
+            lookFirst = domain.cycle() + 1;
+            lookEdges = 0;
+            lookHeard = true;
+            return 0;
+        }
         DmaCore v = look = real.dryCopy(look);
         Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
         int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
@@ -88,7 +97,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         // edge is heard
         for (long c = domain.cycle() + 1, left; (left = Math.min(limit - n, MAX_COAST - seg)) > 0; c++) {
             long t = domain.picosOfCycle(c);
-            if (v.reporting() || offersDescriptor(v)) break;
+            if (v.reporting() || offersDescriptor(v)) { heard = true; break; }
             boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData();
             boolean rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
             // the beats waiting to leave (null words: none)
@@ -466,7 +475,7 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         // woken before the look-ahead's last edge: the same edges again, exactly n, in the look-ahead's steps
         // rather than one by one (their inputs are as they were: whatever changes one wakes the clock first, and
         // so ended the coast)
-        if (!(first == lookFirst && n >= lookEdges && lookEdges > 0)) lookAhead(n);
+        if (!(first == lookFirst && n >= lookEdges)) lookAhead(n);
         if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
             engine.core().adopt(look);
             pci.take(lookPci);
@@ -486,23 +495,56 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         lookHeard = lookStops = false;
         DmaCore e = engine.core();
         for (; c < first + n; c++) {
+            if (c == heardAt) { edgeAtItsTime(c); continue; }
             long t = domain.picosOfCycle(c);
             if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
             boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
             long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
             long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
-            if (c != heardAt) {
-                if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
-                    throw coastedOver(c, "a beat to the link");
-                if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast) && !ahead.issuedAhead(t))
-                    throw coastedOver(c, "a PCI write");
-            }
+            if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
+                throw coastedOver(c, "a beat to the link");
+            if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast) && !ahead.issuedAhead(t))
+                throw coastedOver(c, "a PCI write");
             edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
             if (pIn) pci.take();
             if (rIn) rx.take();
             if (tx != null) linkBeat(tx, txFlag);
             if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
         }
+    }
+
+    /**
+     * Edge {@code c}, the coast's last, heard outside, at its own time: what the engine's and the glue's {@link
+     * #drive} and {@link #update} do, without the wires (a descriptor offered and taken, the PCI read asked, beats in
+     * and out, finished descriptors reported). The descriptor wires carry what the glue offers, as driven: whether
+     * the engine is active after the edge reads them.
+     */
+    private void edgeAtItsTime(long c) {
+        DmaCore e = engine.core();
+        long t = domain.picosOfCycle(c);
+        Job h = hostQ.peekFirst(), s = sendQ.peekFirst(), r = recvQ.peekFirst();
+        if (h == null) engine.hostDesc().idle(); else engine.hostDesc().push(h.hostDesc);
+        if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
+        if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
+        HostDesc hd = h != null && e.takesHostDesc() ? h.hostDesc : null;
+        LinkDesc sd = s != null && e.takesSendDesc() ? s.linkDesc : null, rd = r != null && e.takesRecvDesc()
+                ? r.linkDesc : null;
+        boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
+        PciRead read = e.pciReadReg;
+        long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
+        long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
+        Done hostDone = e.hostDoneReg, sendDone = e.sendDoneReg, recvDone = e.recvDoneReg;
+        e.edge(hd, sd, rd, pIn ? pci.wordsAt(0) : null, pIn ? pci.flagAt(0) : 0, rIn ? rx.wordsAt(0) : null,
+                rIn ? rx.flagAt(0) : 0, read != null, wr != null, tx != null);
+        if (hd != null) hostBusy.addLast(hostQ.pollFirst());
+        if (sd != null) sendBusy.addLast(sendQ.pollFirst());
+        if (rd != null) recvBusy.addLast(recvQ.pollFirst());
+        if (pIn) pci.take();
+        if (rIn) rx.take();
+        if (read != null) readHost(read);
+        if (tx != null) linkBeat(tx, txFlag);
+        if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
+        reported(hostDone, sendDone, recvDone);
     }
 
     private IllegalStateException coastedOver(long cycle, String what) {

@@ -6,11 +6,12 @@ import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import nicsim.adapter.DmaEngine.Config;
 import nicsim.adapter.DmaPorts.Beat;
+import nicsim.adapter.DmaQueues.BeatFifo2;
+import nicsim.adapter.DmaQueues.OutFifo2;
 import nicsim.adapter.DmaPorts.Done;
 import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
-import nicsim.adapter.DmaPorts.WriteBeat;
 import nicsim.sim.CounterOut;
 import nicsim.sim.Counters;
 
@@ -28,14 +29,7 @@ import static nicsim.adapter.DmaEngine.SEND;
 final class DmaCore {
     private final Config cfg;
     private final int beat;
-    /**
-     * A reference per beat of SRAM, in pages of 2^SRAM_PAGE_SHIFT beats made when a beat there is first kept (null:
-     * every beat there reads blank): payload moved as a copy keeps none, so most of SRAM is never made or touched.
-     */
-    private final long[][][] sram;
-    // the beats of each page of SRAM that are not blank: a page of none is skipped as one never made
-    private final int[] pageKept;
-    private static final int SRAM_PAGE_SHIFT = 8, SRAM_PAGE_MASK = (1 << SRAM_PAGE_SHIFT) - 1;
+    private final DmaSram sram;
     private final Counters counters;
     // made when first counted: a dump lists only what happened
     private final Counters.Counter[] doneCounters;
@@ -63,8 +57,7 @@ final class DmaCore {
     DmaCore(Config cfg, Counters counters, CounterOut beatsOut, CounterOut stallsOut) {
         this.cfg = cfg;
         this.beat = cfg.beatBytes();
-        this.sram = new long[(int) ((cfg.sramBytes() / beat + SRAM_PAGE_MASK) >>> SRAM_PAGE_SHIFT)][][];
-        this.pageKept = new int[sram.length];
+        this.sram = new DmaSram(cfg.sramBytes() / beat);
         this.counters = counters;
         this.doneCounters = new Counters.Counter[DONE_COUNTERS.length];
         this.beatsOut = beatsOut;
@@ -74,7 +67,7 @@ final class DmaCore {
     }
 
     private DmaCore(DmaCore o) {
-        cfg = o.cfg; beat = o.beat; sram = o.sram; pageKept = o.pageKept;
+        cfg = o.cfg; beat = o.beat; sram = o.sram;
         counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
@@ -135,7 +128,7 @@ final class DmaCore {
         if (dry || !d.dry || d.sram != sram)
             throw new IllegalArgumentException("only the real core adopts a dry copy of itself");
         copyRegisters(d);
-        for (int i = 0; i < d.logged; i++) { keep(d.loggedAt[i], d.loggedData[i]); d.loggedData[i] = null; }
+        for (int i = 0; i < d.logged; i++) { sram.keep(d.loggedAt[i], d.loggedData[i]); d.loggedData[i] = null; }
         // a count of none touches no counter: with many nodes each is a cold line (stalls are mostly none)
         if (d.loggedBeats != 0) beatsOut.add(d.loggedBeats);
         if (d.loggedStalls != 0) stallsOut.add(d.loggedStalls);
@@ -410,62 +403,29 @@ final class DmaCore {
      * let go (the model's SRAM holds a reference per beat, which would keep them alive).
      */
     void forget(long sramAddr, long bytes) {
-        clear((int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat));
-    }
-
-    /** The words SRAM beat {@code at} holds (null: blank). */
-    private long[] slot(int at) {
-        long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
-        return page == null ? null : page[at & SRAM_PAGE_MASK];
-    }
-
-    private void keep(int at, long[] data) {
-        long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
-        if (page == null) {
-            if (data == null) return;
-            page = sram[at >>> SRAM_PAGE_SHIFT] = new long[1 << SRAM_PAGE_SHIFT][];
-        }
-        long[] old = page[at & SRAM_PAGE_MASK];
-        if (old == null && data != null) pageKept[at >>> SRAM_PAGE_SHIFT]++;
-        else if (old != null && data == null) pageKept[at >>> SRAM_PAGE_SHIFT]--;
-        page[at & SRAM_PAGE_MASK] = data;
-    }
-
-    /** Beats {@code [from, to)} blank. */
-    private void clear(int from, int to) {
-        while (from < to) {
-            int end = Math.min(to, (from | SRAM_PAGE_MASK) + 1);
-            int p = from >>> SRAM_PAGE_SHIFT;
-            long[][] page = sram[p];
-            if (page != null && pageKept[p] > 0) {
-                for (int at = from & SRAM_PAGE_MASK, stop = ((end - 1) & SRAM_PAGE_MASK) + 1; at < stop; at++)
-                    if (page[at] != null) { page[at] = null; pageKept[p]--; }
-            }
-            from = end;
-        }
+        sram.clear((int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat));
     }
 
     private long[] read(long sramAddr) {
-        long[] v = slot((int) (sramAddr / beat));
+        long[] v = sram.slot((int) (sramAddr / beat));
         return v != null ? v : blankWords != null ? blankWords : new long[DmaPorts.words(cfg.widthBits())];
     }
 
     private void write(long sramAddr, long[] data) {
         int at = (int) (sramAddr / beat);
         if (data == blankWords && data != null) data = null; // reads as blank
-        if (!dry) { keep(at, data); return; }
-        if (data == null && slot(at) == null) return;
+        if (!dry) { sram.keep(at, data); return; }
+        if (data == null && sram.slot(at) == null) return;
         log(at, data);
     }
 
     /** {@code n} blank beats written from {@code sramAddr} on. */
     private void writeBlank(long sramAddr, int n) {
         int from = (int) (sramAddr / beat);
-        if (!dry) { clear(from, from + n); return; }
+        if (!dry) { sram.clear(from, from + n); return; }
         for (int at = from; at < from + n; at++) {
-            long[][] page = sram[at >>> SRAM_PAGE_SHIFT];
-            if (page == null || pageKept[at >>> SRAM_PAGE_SHIFT] == 0) at |= SRAM_PAGE_MASK; // all blank
-            else if (page[at & SRAM_PAGE_MASK] != null) log(at, null);
+            if (sram.pageBlank(at)) at |= DmaSram.PAGE_MASK; // all blank
+            else if (sram.slot(at) != null) log(at, null);
         }
     }
 
@@ -582,121 +542,4 @@ final class DmaCore {
 
     private static final String[] DONE_COUNTERS = Arrays.stream(Done.Status.values())
             .map(s -> NAME + ".done_" + s.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
-
-    /** A first-in first-out register of two entries, the depth of every queue in the engine. */
-    static final class Fifo2<T> {
-        private T a, b;
-        private int n;
-
-        Fifo2() {}
-        void copyFrom(Fifo2<T> o) { a = o.a; b = o.b; n = o.n; }
-
-        int size() { return n; }
-        boolean isEmpty() { return n == 0; }
-        T peek() { return a; }
-
-        void add(T v) {
-            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
-            if (n == 0) a = v; else b = v;
-            n++;
-        }
-
-        T poll() {
-            T v = a;
-            a = b;
-            b = null;
-            if (n > 0) n--;
-            return v;
-        }
-    }
-
-    /**
-     * {@link Fifo2} of beats going out, held as their address (0 on the link), words and flag: a beat is made
-     * an object only when a wire carries it, once however many edges it waits there, and a beat that
-     * leaves on an edge run without the wires (coasting) is never made one.
-     */
-    static final class OutFifo2 {
-        private long[] a, b;
-        private long addrA, addrB, fa, fb;
-        private int n;
-        private Beat beatA; // the head as a link wire carries it, once made
-        private WriteBeat writeA; // the head as a PCI write wire carries it, once made
-
-        void copyFrom(OutFifo2 o) {
-            a = o.a; b = o.b; addrA = o.addrA; addrB = o.addrB; fa = o.fa; fb = o.fb; n = o.n;
-            beatA = o.beatA; writeA = o.writeA;
-        }
-
-        int size() { return n; }
-        boolean isEmpty() { return n == 0; }
-        /** The head's address, words and flag (0, null, 0 when empty). */
-        long peekAddr() { return addrA; }
-        long[] peekWords() { return a; }
-        long peekFlag() { return fa; }
-
-        void add(long addr, long[] words, long flag) {
-            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
-            if (n == 0) { a = words; addrA = addr; fa = flag; } else { b = words; addrB = addr; fb = flag; }
-            n++;
-        }
-
-        /** Takes the head; its words (null when empty). */
-        long[] poll() {
-            long[] v = a;
-            a = b; addrA = addrB; fa = fb;
-            b = null; addrB = 0; fb = 0;
-            beatA = null;
-            writeA = null;
-            if (n > 0) n--;
-            return v;
-        }
-
-        /** The head as a link beat (null when empty). */
-        Beat peekBeat() {
-            if (n == 0) return null;
-            if (beatA == null) beatA = new Beat(a, fa);
-            return beatA;
-        }
-
-        /** The head as a PCI write beat (null when empty). */
-        WriteBeat peekWriteBeat() {
-            if (n == 0) return null;
-            if (writeA == null) writeA = new WriteBeat(addrA, a, fa);
-            return writeA;
-        }
-    }
-
-    /**
-     * {@link Fifo2} of beats coming in, held as their words and flags: a beat taken in off a ring is
-     * never made an object.
-     */
-    static final class BeatFifo2 {
-        private long[] a, b;
-        private long fa, fb;
-        private int n;
-
-        void copyFrom(BeatFifo2 o) { a = o.a; b = o.b; fa = o.fa; fb = o.fb; n = o.n; }
-
-        int size() { return n; }
-        boolean isEmpty() { return n == 0; }
-        /** The head's flag (0 when empty). */
-        long peekFlag() { return fa; }
-
-        void add(long[] words, long flag) {
-            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
-            if (n == 0) { a = words; fa = flag; } else { b = words; fb = flag; }
-            n++;
-        }
-
-        /** Takes the head; its words (null when empty). */
-        long[] poll() {
-            long[] v = a;
-            a = b;
-            fa = fb;
-            b = null;
-            fb = 0;
-            if (n > 0) n--;
-            return v;
-        }
-    }
 }
