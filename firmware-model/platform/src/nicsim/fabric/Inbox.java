@@ -2,6 +2,7 @@ package nicsim.fabric;
 
 import java.util.Arrays;
 import nicsim.sim.Simulator;
+import nicsim.sim.Windows;
 
 /**
  * What the switch's exchange left for the ports of one partition while ports run apart: deliveries and credits,
@@ -12,13 +13,14 @@ import nicsim.sim.Simulator;
  * the partition's thread makes the event from it (the packet as delivered, the action), so what they allocate is
  * allocated on the core that runs them, not on the one between windows.
  */
-final class Inbox implements Runnable {
+final class Inbox implements Windows.Inbox {
     private final Simulator sim;
     private final FabricSwitch sw;
     private Fabric.PortState[] ports = new Fabric.PortState[16]; // the delivery's port; null: a credit
     private Object[] items = new Object[16]; // the packet delivered, or the arrival whose credits come back
     private long[] times = new long[16], headersIn = new long[16], payloadIn = new long[16];
     private int n;
+    private long first = Long.MAX_VALUE; // the least of times[0, n)
 
     Inbox(Simulator sim, FabricSwitch sw) {
         this.sim = sim;
@@ -45,6 +47,7 @@ final class Inbox implements Runnable {
         }
         ports[n] = port;
         times[n] = at;
+        first = Math.min(first, at);
         items[n] = item;
         n++;
     }
@@ -65,5 +68,8 @@ final class Inbox implements Runnable {
             items[i] = null;
         }
         n = 0;
+        first = Long.MAX_VALUE;
     }
+
+    @Override public long firstAt() { return first; }
 }

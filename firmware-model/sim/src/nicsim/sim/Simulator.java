@@ -454,6 +454,14 @@ public final class Simulator {
     }
 
     /**
+     * Moves the time on to {@code t}, no event coming at or before it: as {@link #runUntil(long)} would, reading no
+     * more than this object (a partition with nothing to do in a window, see {@link Windows}).
+     */
+    void idleUntil(long t) {
+        if (t >= now) passInstant(t);
+    }
+
+    /**
      * Whether the edge of the domain of rank {@code domainRank} at the current instant is behind
      * the run: the event running (or last run) comes after that edge's place. A stopped clock woken
      * now ticks next on the edge after, as a running clock would have ticked at this instant already.

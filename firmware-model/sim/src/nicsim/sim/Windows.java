@@ -44,8 +44,22 @@ public final class Windows implements AutoCloseable {
         default Runnable inbox(Simulator part) { return null; }
     }
 
+    /**
+     * An {@link Exchange#inbox} that tells when the first event it would schedule falls: a partition whose inbox and
+     * queue hold nothing before a window's end sits the window out, its clock alone moved to the window's end (with
+     * many partitions much of a window's cost was reading the state of partitions that had nothing to do in it).
+     * What its inbox holds is scheduled as it next runs, or at the end of the run of windows: the same events in the
+     * same order as if it had run (so a look between windows must not schedule in it: it only looks).
+     */
+    public interface Inbox extends Runnable {
+        /** The least time of what it holds; Long.MAX_VALUE when it is empty. */
+        long firstAt();
+    }
+
     private final List<Simulator> parts;
+    private final Simulator[] sims; // parts, read in each turn
     private final Runnable[] inboxes; // by partition: the exchange's inbox for it (null: none)
+    private final Inbox[] timed; // by partition: its inbox if it tells its first time (null: it runs every window)
     private final Exchange exchange;
     private final Peers peers; // null: every partition in this process
     private final long lookahead;
@@ -89,8 +103,9 @@ public final class Windows implements AutoCloseable {
     private long windowStart, windowEnd; // written before the shares, read after taking a partition from one
     /**
      * By partition: the time of its next event as the thread that ran it in the window left it, so that the look
-     * between windows reads one array rather than each partition's event queue in the core that ran it. Read only
-     * where {@link #published} says every partition ran since the window was handed over.
+     * between windows reads one array rather than each partition's event queue in the core that ran it; for one that
+     * sat the window out, the least of that and of what its inbox holds (what it would have left had it run). Read
+     * only where {@link #published} says every partition had its turn since the window was handed over.
      */
     private final long[] nextAt;
     private boolean published, startPublished; // startPublished: the window's start was found from nextAt
@@ -101,6 +116,8 @@ public final class Windows implements AutoCloseable {
     private boolean backward;
     private long now;
     private long windows;
+    /** By thread, at t * PAD: the partitions it ran (not sat out) in windows, a line of its own. */
+    private final long[] turns;
 
     /**
      * Partitions {@code parts}, joined through {@code exchange}, none affecting another sooner than
@@ -119,13 +136,19 @@ public final class Windows implements AutoCloseable {
         if (lookahead <= 0) throw new IllegalArgumentException("lookahead " + lookahead + " ps must be positive");
         if (threads < 1) throw new IllegalArgumentException("threads " + threads + " must be >= 1");
         this.parts = List.copyOf(parts);
+        this.sims = this.parts.toArray(new Simulator[0]);
         this.exchange = exchange;
         this.inboxes = new Runnable[this.parts.size()];
         this.nextAt = new long[this.parts.size()];
-        for (int i = 0; i < inboxes.length; i++) inboxes[i] = exchange.inbox(this.parts.get(i));
+        this.timed = new Inbox[this.parts.size()];
+        for (int i = 0; i < inboxes.length; i++) {
+            inboxes[i] = exchange.inbox(this.parts.get(i));
+            if (inboxes[i] instanceof Inbox in) timed[i] = in;
+        }
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
         this.sync = new AtomicLongArray(SHARE + this.threads * PAD);
+        this.turns = new long[this.threads * PAD];
         this.first = new int[this.threads + 1];
         this.parked = new AtomicIntegerArray(this.threads);
         for (int t = 0; t <= this.threads; t++) first[t] = (int) ((long) t * this.parts.size() / this.threads);
@@ -143,6 +166,16 @@ public final class Windows implements AutoCloseable {
     /** Windows run so far: each one a barrier between the threads. */
     public long windows() { return windows; }
     public int threads() { return threads; }
+
+    /**
+     * Turns partitions took in windows so far: of {@link #windows()} times the partitions, those that ran; the others
+     * sat out a window with nothing before its end (see {@link Inbox}).
+     */
+    public long turns() {
+        long n = 0;
+        for (int t = 0; t < threads; t++) n += turns[t * PAD];
+        return n;
+    }
 
     /** Runs every partition to time {@code t}: each event at or before it has run. */
     public void runUntil(long t) {
@@ -215,7 +248,7 @@ public final class Windows implements AutoCloseable {
         open = false;
         if (threads == 1) {
             while (advance())
-                for (int i = 0; i < parts.size(); i++) run(backward ? parts.size() - 1 - i : i, windowEnd);
+                for (int i = 0; i < parts.size(); i++) run(backward ? parts.size() - 1 - i : i, windowEnd, 0);
         } else {
             caller = Thread.currentThread();
             long stop = ++drives;
@@ -231,6 +264,8 @@ public final class Windows implements AutoCloseable {
             }
         }
         Throwable f = failure;
+        if (f == null) // what partitions that sat out the last windows have in their inboxes, as if they had run
+            for (Inbox box : timed) if (box != null && box.firstAt() != Long.MAX_VALUE) box.run();
         if (f != null) {
             failure = null;
             if (f instanceof RuntimeException r) throw r;
@@ -313,8 +348,19 @@ public final class Windows implements AutoCloseable {
      * Partition {@code p}'s part of a window to {@code end}: what the exchange left it, then its events; then the time
      * of its next event, left for the look between windows.
      */
-    private void run(int p, long end) {
-        Simulator s = parts.get(p);
+    private void run(int p, long end, int t) {
+        Inbox box = timed[p];
+        // nextAt[p] is what the partition left as it stopped, or as it last ran if it sat out since
+        if (box != null && startPublished && nextAt[p] > end) {
+            long first = box.firstAt();
+            if (first > end) { // nothing to do: its clock alone moves on, its queue and inbox untouched
+                sims[p].idleUntil(end);
+                nextAt[p] = Math.min(nextAt[p], first); // as if the inbox were emptied: the same next window
+                return;
+            }
+        }
+        turns[t * PAD]++;
+        Simulator s = sims[p];
         // the queue itself, not nextAt[p]: that is what the partition left before the look, so an event the look
         // scheduled in it would not show there (the window's start is the least of nextAt: never after nextAt[p])
         long early = startPublished ? s.nextEventTime() : Long.MAX_VALUE;
@@ -339,7 +385,7 @@ public final class Windows implements AutoCloseable {
             for (int k = 1; p < 0 && k < threads; k++) p = take(SHARE + (t + k) % threads * PAD, !backward);
             if (p < 0) break;
             try {
-                if (failure == null) run(p, windowEnd); // the window's: it cannot end while p is out
+                if (failure == null) run(p, windowEnd, t); // the window's: it cannot end while p is out
             } catch (Throwable x) {
                 failure = x; // the others are taken but not run; the window ends when every one is counted
             }

@@ -22,8 +22,15 @@ class WindowsTest {
         final Thread[] drainedBy; // by partition: the thread that last emptied its inbox
         int elsewhere; // events run on another thread than the one that emptied the partition's inbox in the window
         boolean inboxes; // the exchange leaves tokens in inboxes rather than scheduling them itself
+        boolean timed; // the inboxes tell when their first token is due (a partition may sit a window out)
+        final List<List<Long>> due = new ArrayList<>(); // by partition: when each token in its inbox is delivered
+        long turns; // of the last run's windows: the partitions' turns that ran
+        long late; // how much later than one lookahead after it was sent a token is delivered
 
-        Ring(int n, int failAt) {
+        Ring(int n, int failAt) { this(n, failAt, n); }
+
+        /** As above, the first {@code senders} partitions alone ticking and starting tokens. */
+        Ring(int n, int failAt, int senders) {
             this.failAt = failAt;
             this.drainedBy = new Thread[n];
             for (int i = 0; i < n; i++) {
@@ -32,13 +39,14 @@ class WindowsTest {
                 outbox.add(new ArrayList<>());
                 log.add(new StringBuilder());
                 inbox.add(new ArrayList<>());
+                due.add(new ArrayList<>());
                 int me = i;
                 Runnable tick = () -> {
                     log.get(me).append(s.now()).append(' ');
                     if (inboxes && drainedBy[me] != Thread.currentThread()) elsewhere++;
                 };
-                for (int k = 1; k <= 20; k++) s.schedule(k * 37L * (me + 1), tick);
-                s.schedule(me * 11L, () -> send(me, 1));
+                for (int k = 1; k <= 20 && i < senders; k++) s.schedule(k * 37L * (me + 1), tick);
+                if (i < senders) s.schedule(me * 11L, () -> send(me, 1));
             }
         }
 
@@ -59,9 +67,12 @@ class WindowsTest {
                 for (long[] m : box) {
                     assertTrue(m[0] + LOOKAHEAD >= windowStart, "a token sent at " + m[0] + " ps is late");
                     int to = (int) m[1];
-                    Runnable token = () -> sims.get(to).schedule(m[0] + LOOKAHEAD, () -> receive(to, m[2]));
-                    if (inboxes) inbox.get(to).add(token);
-                    else token.run();
+                    long at = m[0] + LOOKAHEAD + late;
+                    Runnable token = () -> sims.get(to).schedule(at, () -> receive(to, m[2]));
+                    if (inboxes) {
+                        inbox.get(to).add(token);
+                        due.get(to).add(at);
+                    } else token.run();
                 }
                 box.clear();
             }
@@ -70,10 +81,18 @@ class WindowsTest {
         @Override public Runnable inbox(Simulator part) {
             if (!inboxes) return null;
             int me = sims.indexOf(part);
-            return () -> {
+            Runnable drain = () -> {
                 inbox.get(me).forEach(Runnable::run);
                 inbox.get(me).clear();
+                due.get(me).clear();
                 drainedBy[me] = Thread.currentThread();
+            };
+            if (!timed) return drain;
+            return new Windows.Inbox() {
+                @Override public void run() { drain.run(); }
+                @Override public long firstAt() {
+                    return due.get(me).stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
+                }
             };
         }
 
@@ -86,6 +105,7 @@ class WindowsTest {
         String run(int threads) {
             try (Windows w = new Windows(sims, this, LOOKAHEAD, threads)) {
                 long end = w.runUntilIdle(1_000_000);
+                turns = w.turns();
                 return end + " in " + w.windows() + " windows: " + log;
             }
         }
@@ -108,6 +128,45 @@ class WindowsTest {
             assertEquals(direct, ring.run(threads), threads + " threads");
             assertEquals(0, ring.elsewhere, threads + " threads: events run on a thread that did not empty the inbox");
         }
+    }
+
+    /**
+     * Inboxes that tell when their first token is due: a partition with nothing before a window's end sits it out,
+     * untouched, and the events are the same as when every partition runs every window.
+     */
+    @Test
+    void aPartitionWithNothingToDoInAWindowSitsItOutWithTheSameEvents() {
+        String direct = new Ring(7, -1, 2).run(1);
+        long windows = Long.parseLong(direct.split(" ")[2]);
+        for (int threads : new int[]{1, 2, 3, 7}) {
+            Ring ring = new Ring(7, -1, 2);
+            ring.inboxes = ring.timed = true;
+            assertEquals(direct, ring.run(threads), threads + " threads");
+            assertTrue(ring.turns > 0 && ring.turns < windows * 7,
+                    threads + " threads: " + ring.turns + " turns in " + windows + " windows of 7 partitions");
+        }
+    }
+
+    /** Between runs of windows, partitions that sat out the last ones stand where the others do, inboxes emptied. */
+    @Test
+    void afterARunOfWindowsEveryPartitionStandsAtItsEnd() {
+        for (int threads : new int[]{1, 2})
+            for (int entries = 2; entries <= 20; entries++) {
+                Ring ring = new Ring(7, -1, 1), all = new Ring(7, -1, 1);
+                ring.inboxes = ring.timed = all.inboxes = true;
+                ring.late = all.late = 3 * LOOKAHEAD;
+                int n = entries;
+                for (Ring r : List.of(ring, all))
+                    try (Windows w = new Windows(r.sims, r, LOOKAHEAD, threads)) {
+                        w.runUntil(() -> r.log.get(0).toString().split(" ").length >= n, 1_000_000);
+                    }
+                String at = threads + " threads, " + entries + " entries: partition ";
+                for (int i = 0; i < 7; i++) {
+                    assertEquals(all.sims.get(i).now(), ring.sims.get(i).now(), at + i);
+                    assertEquals(all.sims.get(i).nextEventTime(), ring.sims.get(i).nextEventTime(), at + i);
+                }
+                assertTrue(ring.inbox.stream().allMatch(List::isEmpty), at + ring.inbox);
+            }
     }
 
     @Test
