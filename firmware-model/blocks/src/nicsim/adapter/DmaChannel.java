@@ -177,12 +177,7 @@ class DmaChannel implements Clocked {
     }
 
     @Override public void drive() {
-        Job h = hostQ.peekFirst();
-        if (h == null) engine.hostDesc().idle(); else engine.hostDesc().push(h.hostDesc);
-        Job s = sendQ.peekFirst();
-        if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
-        Job r = recvQ.peekFirst();
-        if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
+        offerDescriptors();
         if (pci.in()) engine.pciData().push(pci.head()); else engine.pciData().idle();
         if (rx.in()) engine.linkRx().push(rx.head()); else engine.linkRx().idle();
         engine.pciRead().ready(true);
@@ -190,18 +185,48 @@ class DmaChannel implements Clocked {
         engine.linkTx().ready(true);
     }
 
+    /** The descriptor wires carry the job at the head of each queue (idle: none). */
+    void offerDescriptors() {
+        Job h = hostQ.peekFirst();
+        if (h == null) engine.hostDesc().idle(); else engine.hostDesc().push(h.hostDesc);
+        Job s = sendQ.peekFirst();
+        if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
+        Job r = recvQ.peekFirst();
+        if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
+    }
+
+    /** The edge through the wires: what crossed them, to {@link #edged}. */
     @Override public void update() {
-        if (engine.hostDesc().fire()) hostBusy.addLast(hostQ.pollFirst());
-        if (engine.sendDesc().fire()) sendBusy.addLast(sendQ.pollFirst());
-        if (engine.recvDesc().fire()) recvBusy.addLast(recvQ.pollFirst());
-        if (engine.pciData().fire()) pci.take();
-        if (engine.linkRx().fire()) rx.take();
-        if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
-        if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
-        if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload(), sim.now());
-        reported(engine.hostDone().valid() ? engine.hostDone().payload() : null,
-                engine.sendDone().valid() ? engine.sendDone().payload() : null,
-                engine.recvDone().valid() ? engine.recvDone().payload() : null);
+        DmaEngine e = engine;
+        Beat tx = e.linkTx().fire() ? e.linkTx().payload() : null;
+        WriteBeat wr = e.pciWrite().fire() ? e.pciWrite().payload() : null;
+        edged(e.hostDesc().fire(), e.sendDesc().fire(), e.recvDesc().fire(), e.pciData().fire(), e.linkRx().fire(),
+                e.pciRead().fire() ? e.pciRead().payload() : null, tx == null ? null : tx.data(),
+                tx == null ? 0 : tx.flag(), wr == null ? 0 : wr.addr(), wr == null ? null : wr.data(),
+                wr == null ? 0 : wr.last(), sim.now(), e.hostDone().valid() ? e.hostDone().payload() : null,
+                e.sendDone().valid() ? e.sendDone().payload() : null,
+                e.recvDone().valid() ? e.recvDone().payload() : null);
+    }
+
+    /**
+     * The glue's part of an edge the engine ran, at time {@code now}, from what crossed between them: whether the
+     * engines took the descriptors at the heads of the host, send and receive queues, and the next beats of the PCI
+     * and link rings; the PCI read asked, the beat to the link (its words and last flag) and the beat to host memory
+     * (its address, words and last flag), each null if none; the descriptors reported finished (null: none). {@link
+     * #update} reads them off the wires; a coasting channel knows them from the engine's registers before the edge.
+     */
+    void edged(boolean hostTaken, boolean sendTaken, boolean recvTaken, boolean pciTaken, boolean rxTaken,
+               PciRead read, long[] tx, long txFlag, long wrAddr, long[] wr, long wrLast, long now,
+               Done hostDone, Done sendDone, Done recvDone) {
+        if (hostTaken) hostBusy.addLast(hostQ.pollFirst());
+        if (sendTaken) sendBusy.addLast(sendQ.pollFirst());
+        if (recvTaken) recvBusy.addLast(recvQ.pollFirst());
+        if (pciTaken) pci.take();
+        if (rxTaken) rx.take();
+        if (read != null) readHost(read);
+        if (tx != null) linkBeat(tx, txFlag);
+        if (wr != null) writeBeat(wrAddr, wr, wrLast, now);
+        reported(hostDone, sendDone, recvDone);
     }
 
     /** The descriptors the engines report finished on an edge (null: none), taken in the order of the wires. */
@@ -358,8 +383,6 @@ class DmaChannel implements Clocked {
         finishWrite(j);
     }
 
-    void linkBeat(Beat b) { linkBeat(b.data(), b.flag()); }
-
     /** A beat of these words left the send engine for the link ({@code last}: its job's last). */
     void linkBeat(long[] words, long last) {
         Job j = sendBusy.peekFirst();
@@ -423,12 +446,9 @@ class DmaChannel implements Clocked {
     }
 
     /**
-     * A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload
-     * pieces.
+     * A beat of these words to host address {@code beatAddr} leaving the host engine for host memory ({@code
+     * lastFlag}: its job's last): the bytes of the job it belongs to go out in max-payload pieces.
      */
-    void writeBeat(WriteBeat w, long now) { writeBeat(w.addr(), w.data(), w.last(), now); }
-
-    /** {@link #writeBeat(WriteBeat, long)}, of a beat's words, address and last flag. */
     void writeBeat(long beatAddr, long[] words, long lastFlag, long now) {
         Job j = toHost.peekFirst();
         int at = (int) (beatAddr - j.alignedHost());

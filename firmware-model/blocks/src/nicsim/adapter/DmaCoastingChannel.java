@@ -493,39 +493,36 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         }
         lookFirst = -1;
         lookHeard = lookStops = false;
-        DmaCore e = engine.core();
         for (; c < first + n; c++) {
-            if (c == heardAt) { edgeAtItsTime(c); continue; }
-            long t = domain.picosOfCycle(c);
-            if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
-            boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
-            long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
-            long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
-            if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
-                throw coastedOver(c, "a beat to the link");
-            if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast) && !ahead.issuedAhead(t))
-                throw coastedOver(c, "a PCI write");
-            edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
-            if (pIn) pci.take();
-            if (rIn) rx.take();
-            if (tx != null) linkBeat(tx, txFlag);
-            if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
+            // the edge heard outside offers the descriptors on their wires, as driven: whether the engine is active
+            // after the edge reads them; any other must be one the look-ahead found changes nothing outside
+            if (c == heardAt) offerDescriptors(); else unheard(c);
+            edgeAtItsTime(c);
         }
     }
 
+    /** Edge {@code c} of a coast, not its last, has no effect outside the channel, as the look-ahead found. */
+    private void unheard(long c) {
+        DmaCore e = engine.core();
+        if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
+        if (e.sendOutQ.peekWords() != null
+                && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, e.sendOutQ.peekFlag()))
+            throw coastedOver(c, "a beat to the link");
+        if (e.hostOutQ.peekWords() != null && writeLeaves(toHost.peekFirst(), e.hostOutQ.peekAddr(),
+                e.hostOutQ.peekFlag()) && !ahead.issuedAhead(domain.picosOfCycle(c)))
+            throw coastedOver(c, "a PCI write");
+    }
+
     /**
-     * Edge {@code c}, the coast's last, heard outside, at its own time: what the engine's and the glue's {@link
-     * #drive} and {@link #update} do, without the wires (a descriptor offered and taken, the PCI read asked, beats in
-     * and out, finished descriptors reported). The descriptor wires carry what the glue offers, as driven: whether
-     * the engine is active after the edge reads them.
+     * Edge {@code c} at its own time, without the wires: the engine runs it on what the glue offers (the descriptor
+     * at the head of each queue, the next beat of each ring if it is in; the engine's outputs all taken), and the
+     * glue takes what the engine's registers put out before the edge ({@link #edged}), as {@link #update} takes it
+     * off the wires.
      */
     private void edgeAtItsTime(long c) {
         DmaCore e = engine.core();
         long t = domain.picosOfCycle(c);
         Job h = hostQ.peekFirst(), s = sendQ.peekFirst(), r = recvQ.peekFirst();
-        if (h == null) engine.hostDesc().idle(); else engine.hostDesc().push(h.hostDesc);
-        if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
-        if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
         HostDesc hd = h != null && e.takesHostDesc() ? h.hostDesc : null;
         LinkDesc sd = s != null && e.takesSendDesc() ? s.linkDesc : null, rd = r != null && e.takesRecvDesc()
                 ? r.linkDesc : null;
@@ -536,15 +533,8 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         Done hostDone = e.hostDoneReg, sendDone = e.sendDoneReg, recvDone = e.recvDoneReg;
         e.edge(hd, sd, rd, pIn ? pci.wordsAt(0) : null, pIn ? pci.flagAt(0) : 0, rIn ? rx.wordsAt(0) : null,
                 rIn ? rx.flagAt(0) : 0, read != null, wr != null, tx != null);
-        if (hd != null) hostBusy.addLast(hostQ.pollFirst());
-        if (sd != null) sendBusy.addLast(sendQ.pollFirst());
-        if (rd != null) recvBusy.addLast(recvQ.pollFirst());
-        if (pIn) pci.take();
-        if (rIn) rx.take();
-        if (read != null) readHost(read);
-        if (tx != null) linkBeat(tx, txFlag);
-        if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
-        reported(hostDone, sendDone, recvDone);
+        edged(hd != null, sd != null, rd != null, pIn, rIn, read, tx, txFlag, wrAddr, wr, wrLast, t, hostDone,
+                sendDone, recvDone);
     }
 
     private IllegalStateException coastedOver(long cycle, String what) {
