@@ -474,9 +474,10 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
         long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
         // woken before the look-ahead's last edge: the same edges again, exactly n, in the look-ahead's steps
         // rather than one by one (their inputs are as they were: whatever changes one wakes the clock first, and
-        // so ended the coast)
-        if (!(first == lookFirst && n >= lookEdges)) lookAhead(n);
-        if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
+        // so ended the coast). Either way the look-ahead's edges are the first of these: it looks from the edge
+        // after the domain's last (first) over at most n
+        if (first != lookFirst || n < lookEdges) lookAhead(n);
+        if (lookEdges > 0) {
             engine.core().adopt(look);
             pci.take(lookPci);
             rx.take(lookRx);
