@@ -187,59 +187,66 @@ class FabricTest {
                 "no port hears from another sooner than a link, the switch and a link");
     }
 
+    /**
+     * Two ports with room for one 4 KiB packet in the switch's input buffer, and the times the packets sent left
+     * their port at and the PSNs of those whose sender heard they had left the fabric.
+     */
+    private static final class Credits {
+        final Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
+        final Simulator sim = new Simulator();
+        final Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
+        final List<Long> left = new ArrayList<>();
+        final List<Integer> gone = new ArrayList<>();
+
+        Credits() {
+            f.attach(x -> {});
+            f.attach(x -> {});
+        }
+
+        /** A packet of {@code bytes} from port 1 to port 2, noting when it left and when its sender hears it gone. */
+        void send(int psn, int bytes) { f.send(pkt(1, 2, psn, bytes), 0, left::add, x -> gone.add(x.psn())); }
+    }
+
     @Test
     void aCreditNoPacketWaitsForCostsNoEventYetIsBackAtItsInstant() {
-        // room for one packet in the switch's input buffer, as above
-        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
-        Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
-        List<Long> left = new ArrayList<>();
-        List<Integer> gone = new ArrayList<>();
-        f.attach(x -> {});
-        f.attach(x -> {});
-        f.send(pkt(1, 2, 0, 4096), 0, left::add, k -> gone.add(k.psn()));
-        sim.runUntilIdle();
-        assertEquals(2, sim.eventsExecuted(), "the switch's take and the delivery; the credit made no event");
-        long ser = f.serialization(pkt(1, 2, 0, 4096).wireBytes());
-        long prop = p.picos("link.propagation"), creditsBack = ser + prop + p.picos("switch.latency") + prop;
-        assertTrue(sim.now() < creditsBack, "the run ended before the credits were back");
-        sim.runUntil(creditsBack);
-        f.send(pkt(1, 2, 1, 4096), 0, left::add, k -> gone.add(k.psn()));
-        assertEquals(List.of(ser, creditsBack + ser), left, "the credits were back: the second goes at once");
-        assertEquals(List.of(0), gone, "and the first packet's sender heard it had left the fabric");
-        sim.runUntil(creditsBack + ser - 1);
-        f.send(pkt(1, 2, 2, 4096), 0, left::add);
-        sim.runUntilIdle();
-        assertEquals(List.of(ser, creditsBack + ser, 2 * creditsBack + ser), left,
+        Credits c = new Credits();
+        c.send(0, 4096);
+        c.sim.runUntilIdle();
+        assertEquals(2, c.sim.eventsExecuted(), "the switch's take and the delivery; the credit made no event");
+        long ser = c.f.serialization(pkt(1, 2, 0, 4096).wireBytes());
+        long prop = c.p.picos("link.propagation"), creditsBack = ser + prop + c.p.picos("switch.latency") + prop;
+        assertTrue(c.sim.now() < creditsBack, "the run ended before the credits were back");
+        c.sim.runUntil(creditsBack);
+        c.send(1, 4096);
+        assertEquals(List.of(ser, creditsBack + ser), c.left, "the credits were back: the second goes at once");
+        assertEquals(List.of(0), c.gone, "and the first packet's sender heard it had left the fabric");
+        c.sim.runUntil(creditsBack + ser - 1);
+        c.f.send(pkt(1, 2, 2, 4096), 0, c.left::add);
+        c.sim.runUntilIdle();
+        assertEquals(List.of(ser, creditsBack + ser, 2 * creditsBack + ser), c.left,
                 "the third waits for the second's credits, which wake it at their instant");
-        assertEquals(1, sim.counters().get("Fabric.flow_control_waits"));
+        assertEquals(1, c.sim.counters().get("Fabric.flow_control_waits"));
     }
 
     @Test
     void aWaitingPacketMakesAnEventOfTheOneCreditThatLetsItGoAndTheRestComeBackAtTheEnd() {
-        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
-        Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
-        List<Long> left = new ArrayList<>();
-        List<Integer> gone = new ArrayList<>();
-        f.attach(x -> {});
-        f.attach(x -> {});
+        Credits c = new Credits();
         // three small packets leave at once, their credits kept with no packet waiting
-        for (int k = 0; k < 3; k++) f.send(pkt(1, 2, k, 64), 0, left::add, x -> gone.add(x.psn()));
-        long small = f.serialization(pkt(1, 2, 0, 64).wireBytes());
-        long big = f.serialization(pkt(1, 2, 3, 4096).wireBytes());
-        long prop = p.picos("link.propagation"), sw = p.picos("switch.latency");
-        sim.runUntil(2 * prop + sw + small - 1); // the switch took all three; the first's credits are not back
-        long events = sim.eventsExecuted();
+        for (int k = 0; k < 3; k++) c.send(k, 64);
+        long small = c.f.serialization(pkt(1, 2, 0, 64).wireBytes());
+        long big = c.f.serialization(pkt(1, 2, 3, 4096).wireBytes());
+        long prop = c.p.picos("link.propagation"), sw = c.p.picos("switch.latency");
+        c.sim.runUntil(2 * prop + sw + small - 1); // the switch took all three; the first's credits are not back
+        long events = c.sim.eventsExecuted();
         // a full packet waits for all three: only the last to come back wakes it
-        f.send(pkt(1, 2, 3, 4096), 0, left::add, x -> gone.add(x.psn()));
-        sim.runUntilIdle();
-        assertEquals(2 * prop + sw + 3 * small + big, left.get(3), "it left as the third's credits came back");
-        assertEquals(events + 5, sim.eventsExecuted(),
+        c.send(3, 4096);
+        c.sim.runUntilIdle();
+        assertEquals(2 * prop + sw + 3 * small + big, c.left.get(3), "it left as the third's credits came back");
+        assertEquals(events + 5, c.sim.eventsExecuted(),
                 "the last two small ones' deliveries, the switch's take of it, its delivery, and one credit");
-        assertEquals(List.of(0, 1, 2), gone, "the first three packets' sender heard they had left the fabric");
-        f.creditsBackAtEnd();
-        assertEquals(List.of(0, 1, 2, 3), gone, "the run's end gives back the credit no event brought");
+        assertEquals(List.of(0, 1, 2), c.gone, "the first three packets' sender heard they had left the fabric");
+        c.f.creditsBackAtEnd();
+        assertEquals(List.of(0, 1, 2, 3), c.gone, "the run's end gives back the credit no event brought");
     }
 
     /**
