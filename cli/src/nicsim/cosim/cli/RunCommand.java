@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.function.DoubleConsumer;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.StageLog;
 import nicsim.cosim.Cluster;
 import nicsim.cosim.Stages;
 import nicsim.driver.World;
@@ -232,7 +233,9 @@ final class RunCommand implements Callable<Integer> {
         for (Simulator s : world.partitions()) s.coasting(!beatByBeat);
         PrintStream out = System.out;
         Trace trace = world.sim.trace();
-        Observe.recordTimeline(trace);
+        // the stage table alone needs only the stages' times: kept as numbers unless a timeline is written
+        StageLog stages = timeline != null ? null : Stages.log(world, world.sim);
+        if (stages == null) Observe.recordTimeline(trace);
         Adapter a0 = world.host(0).adapter;
         VcdWriter vcd = wave != null ? Observe.wave(a0, wave) : null;
         out.printf("%n=== %s on %s (%d nodes, seed %d, faults %s) ===%n", name, p.name(), nodes, seed, f);
@@ -246,7 +249,9 @@ final class RunCommand implements Callable<Integer> {
             if (vcd != null) { vcd.advanceTo(world.now()); vcd.close(); }
         }
         double wall = (System.nanoTime() - wall0) / 1e9;
-        lastStages = breakdown(out, trace, p, "node0/");
+        lastStages = stages != null
+                ? breakdown(out, Stages.steps(stages, p, "node0/"), stages.kept(), stages.dropped())
+                : breakdown(out, Stages.steps(trace, p, "node0/"), trace.entries().size(), trace.dropped());
         if (!cluster.rtl().isEmpty())
             out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n",
                     cluster.rtlEdges());
@@ -292,10 +297,12 @@ final class RunCommand implements Callable<Integer> {
         return r;
     }
 
-    /** Prints the mean time between consecutive stages of node 0's send WQEs; returns them in core cycles by step. */
-    static Map<String, Double> breakdown(PrintStream out, Trace trace, Profile p, String prefix) {
+    /**
+     * Prints the mean time between consecutive stages of node 0's send WQEs, from the first {@code kept} stages of a
+     * timeline that did not keep {@code dropped} more; returns them in core cycles by step.
+     */
+    static Map<String, Double> breakdown(PrintStream out, List<Stages.Step> steps, long kept, long dropped) {
         Map<String, Double> means = new LinkedHashMap<>();
-        List<Stages.Step> steps = Stages.steps(trace, p, prefix);
         if (steps.isEmpty()) return means;
         out.println("per-stage breakdown of node 0's send WQEs (mean):");
         for (Stages.Step s : steps) {
@@ -303,9 +310,7 @@ final class RunCommand implements Callable<Integer> {
             out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s.name(), s.meanPicos() / 1e6,
                     s.meanCycles(), s.wqes());
         }
-        if (trace.dropped() > 0)
-            out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(),
-                    trace.dropped());
+        if (dropped > 0) out.printf("  (timeline kept the first %d stages; %d more not kept)%n", kept, dropped);
         return means;
     }
 

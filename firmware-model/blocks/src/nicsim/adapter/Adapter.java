@@ -11,6 +11,7 @@ import nicsim.abi.WqeLayout;
 import nicsim.adapter.CqePorts.CqConfig;
 import nicsim.adapter.CqePorts.CqeIn;
 import nicsim.adapter.WqePorts.SqConfig;
+import nicsim.fabric.Packet;
 import nicsim.host.ConfigSpace;
 import nicsim.host.PciFunction;
 import nicsim.host.PciLink;
@@ -140,17 +141,35 @@ public final class Adapter implements PciFunction {
     }
 
     /**
-     * Send WQE {@code index} of {@code qpn} puts the first packet of its message on the wire, from
-     * port {@code lid} at {@code psn}: the peer's adapter finds the WQE's timeline by these.
+     * {@link #traceWqe} with the detail {@code before + n + after}: built only where the timeline keeps details
+     * (not for a {@link #recordStages} log).
      */
-    public void traceMessageOut(long qpn, long index, int lid, int psn, String detail) {
-        timeline.messageOut(qpn, index, lid, psn, detail);
+    public void traceWqe(long qpn, long index, String stage, String before, long n, String after) {
+        timeline.stage(qpn, index, stage, before, n, after);
     }
 
-    /** A packet that starts a message arrived: the stage "received" of its sender's WQE, on this adapter's track. */
-    public void traceMessageIn(int slid, long srcQp, int psn, String detail) {
-        timeline.messageIn(slid, srcQp, psn, detail);
+    /**
+     * Send WQE {@code index} of {@code qpn} puts the first packet of its message on the wire, from
+     * port {@code lid} at {@code psn}, a packet of opcode {@code op}: the peer's adapter finds the WQE's timeline by
+     * these.
+     */
+    public void traceMessageOut(long qpn, long index, int lid, int psn, Packet.Op op) {
+        timeline.messageOut(qpn, index, lid, psn, op);
     }
+
+    /**
+     * A packet of opcode {@code op} that starts a message arrived: the stage "received" of its sender's WQE, on this
+     * adapter's track.
+     */
+    public void traceMessageIn(int slid, long srcQp, int psn, Packet.Op op) {
+        timeline.messageIn(slid, srcQp, psn, op);
+    }
+
+    /**
+     * From now on this adapter keeps its send WQEs' stage times in {@code stages} (shared by the adapters of its
+     * simulator) instead of in the trace: what a per-stage table needs, without names or details.
+     */
+    public void recordStages(StageLog stages) { timeline.log(stages); }
 
     /** Bytes this adapter's port sent now (the timeline's link bandwidth counter). */
     public void traceLinkBytes(int bytes) { timeline.linkBytes(bytes); }

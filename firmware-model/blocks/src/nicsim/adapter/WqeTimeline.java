@@ -12,7 +12,8 @@ import nicsim.sim.Simulator;
  * "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): each stage on the track of the block that did its work, and what it keeps to
  * give a delivered WQE the stages before it, the doorbell that announced it decoded and the ring read that fetched it
  * issued. Nothing here changes what the adapter does; a run without a timeline pays only the look whether one is
- * recorded ({@link #tracing}).
+ * recorded ({@link #tracing}). With a {@link StageLog} it keeps the stages' times there as numbers instead, and
+ * builds no names or details.
  */
 final class WqeTimeline {
 
@@ -50,6 +51,11 @@ final class WqeTimeline {
         return txnPrefix + index;
     }
 
+    /** {@link #wqeTxn} of an adapter whose tracks start with {@code prefix}. */
+    static String txn(String prefix, long qpn, long index) {
+        return prefix + "qp0x" + Long.toHexString(qpn) + "/wqe" + index;
+    }
+
     // the transaction names' start for the QP named last (a traced run names the same QP's WQEs many times over)
     private long txnQpn = -1;
     private String txnPrefix;
@@ -75,31 +81,63 @@ final class WqeTimeline {
     /** {@link #track} of each stage named so far. */
     private final Map<String, String> tracks = new HashMap<>();
 
-    /** Whether the per-WQE timeline (block "wqe") is being recorded. */
-    boolean tracing() { return sim.trace().enabled("wqe"); }
+    /** The stage times kept as numbers instead of in the trace (null: none), and this adapter's table there. */
+    private StageLog log;
+    private StageLog.Table table;
+
+    /** From now on the stages go to {@code stages} (shared by the adapters of one simulator), not to the trace. */
+    void log(StageLog stages) {
+        log = stages;
+        table = stages.table(tracePrefix);
+    }
+
+    /** Whether the per-WQE timeline (block "wqe") is being recorded, in the trace or in a {@link StageLog}. */
+    boolean tracing() { return log != null || traced(); }
+
+    /** Whether the timeline goes to the trace, details and all. */
+    private boolean traced() { return sim.trace().enabled("wqe"); }
 
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
     void stage(long qpn, long index, String stage, String detail) {
-        if (tracing()) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
+        if (log != null) log.entry(table, qpn, index, StageLog.index(stage), sim.now());
+        else if (traced()) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
     }
 
-    /** The first packet of send WQE {@code index}'s message went on the wire from port {@code lid} at {@code psn}. */
-    void messageOut(long qpn, long index, int lid, int psn, String detail) {
-        if (!tracing()) return;
-        stage(qpn, index, "on_wire", detail);
+    /** {@link #stage} with the detail {@code before + n + after}, built only for the trace. */
+    void stage(long qpn, long index, String stage, String before, long n, String after) {
+        if (log != null) log.entry(table, qpn, index, StageLog.index(stage), sim.now());
+        else if (traced()) stage(qpn, index, stage, before + n + after);
+    }
+
+    /**
+     * The first packet of send WQE {@code index}'s message went on the wire from port {@code lid} at {@code psn}
+     * (detail: the packet's opcode and PSN).
+     */
+    void messageOut(long qpn, long index, int lid, int psn, Object op) {
+        if (log != null) {
+            log.entry(table, qpn, index, StageLog.index("on_wire"), sim.now());
+            log.messageOut(lid, qpn, psn);
+            return;
+        }
+        if (!traced()) return;
+        stage(qpn, index, "on_wire", op + " psn " + psn);
         sim.trace().alias(messageKey(lid, qpn, psn), wqeTxn(qpn, index));
     }
 
     /** A packet that starts a message arrived: the stage "received" of its sender's WQE, on this adapter's track. */
-    void messageIn(int slid, long srcQp, int psn, String detail) {
-        if (!tracing()) return;
+    void messageIn(int slid, long srcQp, int psn, Object op) {
+        if (log != null) {
+            if (log.messageIn(slid, srcQp, psn)) log.entry();
+            return;
+        }
+        if (!traced()) return;
         String txn = sim.trace().takeAlias(messageKey(slid, srcQp, psn));
-        if (txn != null) sim.trace().recordOn("wqe", track("received"), txn, "received", detail);
+        if (txn != null) sim.trace().recordOn("wqe", track("received"), txn, "received", op + " psn " + psn);
     }
 
     /** Bytes this adapter's port sent now (the timeline's link bandwidth counter). */
     void linkBytes(int bytes) {
-        if (tracing()) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
+        if (log == null && traced()) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
     }
 
     private static String messageKey(int lid, long qpn, int psn) { return lid + "/" + qpn + "/" + psn; }
@@ -149,20 +187,25 @@ final class WqeTimeline {
      * The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now.
      */
     void delivered(long qpn, long first, int bbs, int opcode) {
-        String txn = wqeTxn(qpn, first);
         ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
         if (dbs == null) return;
+        String txn = log != null ? null : wqeTxn(qpn, first);
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
         while (!dbs.isEmpty() && !WqeLayout.announced(dbs.peekFirst()[0], first)) dbs.pollFirst();
         if (!dbs.isEmpty()) {
             long[] db = dbs.peekFirst();
-            sim.trace().recordAt(db[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded", "producer " + db[0]);
+            if (log != null) log.entry(table, qpn, first, StageLog.index("doorbell_decoded"), db[1]);
+            else sim.trace().recordAt(db[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded",
+                    "producer " + db[0]);
         }
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
         if (!fs.isEmpty()) {
             long[] fetch = fs.peekFirst();
-            sim.trace().recordAt(fetch[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fetch[1] + " WQEBB read");
+            if (log != null) log.entry(table, qpn, first, StageLog.index("fetch_issued"), fetch[2]);
+            else sim.trace().recordAt(fetch[2], "wqe", track("fetch_issued"), txn, "fetch_issued",
+                    fetch[1] + " WQEBB read");
         }
-        stage(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+        if (log != null) log.entry(table, qpn, first, StageLog.index("delivered"), sim.now());
+        else stage(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 }

@@ -55,7 +55,7 @@ final class Completer {
             if (op.readOrAtomic()) q.requester.readAnswered();
             if (op.streaming && q.service.reliable) op.acknowledged();
             if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+                q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn ", op.lastPsn, "");
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode,
                         op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));

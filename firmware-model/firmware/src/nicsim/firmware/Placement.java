@@ -79,7 +79,7 @@ final class Placement {
     /** The stage "translated" of send WQE {@code traceIndex} (-1: none) in the timeline, when it is recorded. */
     private void traceTranslated(int traceIndex, List<Piece> pieces) {
         if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
-            q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+            q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", "", pieces.size(), " page chunk(s)");
     }
 
     /** The MTT index of the page a failed translation found not present, or -1 (another failure). */

@@ -277,7 +277,7 @@ final class Requester {
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
             if (q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
+                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", data.length, " B by DMA");
             build(op);
         }));
     }
@@ -427,7 +427,7 @@ final class Requester {
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
             if (--left[0] == 0 && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
+                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", op.length, " B by DMA");
         }));
     }
 
@@ -499,7 +499,7 @@ final class Requester {
         if (!op.onWire) {
             op.onWire = true;
             if (q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
+                q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op());
         }
         if (q.service.reliable) q.completer.armTimer();
         else if (lastOne) {

@@ -116,7 +116,7 @@ final class Responder {
         }
         if (q.service.connected && p.slid() != q.dlid) { q.count(FirmwareStat.PACKETS_DROPPED_PATH); return; }
         if (p.op().starts() && q.fw.adapter.tracingWqe())
-            q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
+            q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op());
         rx.add(p);
         processRx();
     }

@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.wave.VcdReader;
@@ -81,6 +82,24 @@ class RunCommandTest {
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("identical bytes, completions and cycle counts with and without RTL"), out);
         assertTrue(out.contains("dma="), out);
+    }
+
+    /** The per-stage table comes from numbers kept without a timeline: the same table as from a timeline's stages. */
+    @Test
+    void theStageTableIsTheSameWithOrWithoutATimeline(@TempDir Path dir) {
+        String[] run = {"run", "write_bw", "read_bw", "--iters", "300", "--size", "2048", "--faults", "dup=0.02"};
+        String without = capture(() -> Main.run(run));
+        String[] traced = Arrays.copyOf(run, run.length + 2);
+        traced[run.length] = "--timeline";
+        traced[run.length + 1] = dir.resolve("t.json").toString();
+        String with = capture(() -> Main.run(traced));
+        assertTrue(without.contains("payload_read -> acked"), without);
+        assertEquals(stageTables(with), stageTables(without));
+    }
+
+    private static String stageTables(String out) {
+        return String.join("\n", out.lines().dropWhile(l -> !l.startsWith("per-stage"))
+                .filter(l -> l.startsWith("per-stage") || l.contains(" -> ") || l.contains("timeline kept")).toList());
     }
 
     @Test
