@@ -7,6 +7,7 @@ import java.math.BigDecimal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.adapter.StageLog;
 import nicsim.cosim.HwCost;
 import nicsim.cosim.Stages;
 import nicsim.driver.World;
@@ -73,7 +74,7 @@ public final class PointRun {
             }
         }
         World world = new World(nodes, p, point.seed(), faults);
-        Stages.record(world.sim.trace());
+        StageLog stages = Stages.log(world, world.sim); // the stage table's times as numbers, not a trace
         Result r = Workloads.run(spec.workload(), world, o, new PrintStream(OutputStream.nullOutputStream()));
         if (!r.ok()) throw new IllegalStateException(spec.workload() + " failed: " + r.errors().get(0));
         Map<String, Object> f = new LinkedHashMap<>();
@@ -89,7 +90,7 @@ public final class PointRun {
         f.put("lat_p99_us", row.latP99Us());
         f.put("lat_max_us", row.latMaxUs());
         f.put("sim_us", row.simPicos() / 1e6);
-        for (Stages.Step s : Stages.steps(world.sim.trace(), p, "node0/")) f.put("cycles " + s.name(), s.meanCycles());
+        for (Stages.Step s : Stages.steps(stages, p, "node0/")) f.put("cycles " + s.name(), s.meanCycles());
         for (Map.Entry<String, Long> c : world.sim.counters().snapshot().entrySet())
             if (c.getValue() != 0 && !c.getKey().startsWith("host.cpu")) f.put(c.getKey(), c.getValue());
         for (String block : spec.cost()) { // the point's RTL of the block, synthesized (cached by its Verilog)
