@@ -195,8 +195,7 @@ final class BlockQueues implements Clocked {
                 if (timeline.tracing()) { // the WQE's last stage: its CQE is in host memory
                     Cqe64.View v = Cqe64.parse(entry);
                     if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
-                        timeline.stage(v.qpn(), v.wqeCounter(), "cqe_written",
-                                String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
+                        timeline.cqeWritten(v.qpn(), v.wqeCounter(), v.opcode(), w.addr());
                 }
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order): each event
@@ -219,7 +218,7 @@ final class BlockQueues implements Clocked {
         if (timeline.tracing()) {
             Cqe64.View v = Cqe64.parse(entry);
             if (v.opcode() == Cqe64.REQ)
-                timeline.stage(v.qpn(), v.wqeCounter(), "cqe_stamped", "timestamp " + cycles + " cycles");
+                timeline.cqeStamped(v.qpn(), v.wqeCounter(), cycles);
         }
     }
 

@@ -23,6 +23,10 @@ public final class StageLog {
 
     private static final int N = 8;
 
+    /** The stages' codes: their positions in {@link #NAMES}. */
+    static final int DOORBELL_DECODED = 0, FETCH_ISSUED = 1, DELIVERED = 2, TRANSLATED = 3, ON_WIRE = 4,
+            PAYLOAD_READ = 5, ACKED = 6, CQE_WRITTEN = 7;
+
     private final int limit;
     private long entries;
     /** Messages on their way (their sender's port, QP and first PSN), as the trace's aliases; see {@link #key}. */
@@ -42,8 +46,9 @@ public final class StageLog {
     /** The stage's position in {@link #NAMES}, or -1 (a stage the table does not show). */
     static int index(String stage) {
         return switch (stage) {
-            case "doorbell_decoded" -> 0; case "fetch_issued" -> 1; case "delivered" -> 2; case "translated" -> 3;
-            case "on_wire" -> 4; case "payload_read" -> 5; case "acked" -> 6; case "cqe_written" -> 7;
+            case "doorbell_decoded" -> DOORBELL_DECODED; case "fetch_issued" -> FETCH_ISSUED;
+            case "delivered" -> DELIVERED; case "translated" -> TRANSLATED; case "on_wire" -> ON_WIRE;
+            case "payload_read" -> PAYLOAD_READ; case "acked" -> ACKED; case "cqe_written" -> CQE_WRITTEN;
             default -> -1;
         };
     }

@@ -1,6 +1,5 @@
 package nicsim.adapter;
 
-import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -21,8 +20,10 @@ final class WqeTimeline {
     /** "": the only adapter; else its node's name and a slash, before each track and transaction. */
     private final String tracePrefix;
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
-    private final Map<Long, ArrayDeque<long[]>> doorbellsSeen = new HashMap<>();
-    private final Map<Long, ArrayDeque<long[]>> fetchesSeen = new HashMap<>();
+    private final Map<Long, Seen> seen = new HashMap<>();
+    // the queue looked up last (-1: none), found again without boxing its QPN: a doorbell's and a fetch's look-up
+    private long seenQpn = -1;
+    private Seen seenLast;
     // by fetcher slot: the QP loaded there (-1: none) and the next WQEBB it fetches, read at each fetch with no boxing
     private final long[] slotQpn;
     private final int[] slotNext;
@@ -115,7 +116,7 @@ final class WqeTimeline {
      */
     void messageOut(long qpn, long index, int lid, int psn, Object op) {
         if (log != null) {
-            log.entry(table, qpn, index, StageLog.index("on_wire"), sim.now());
+            log.entry(table, qpn, index, StageLog.ON_WIRE, sim.now());
             log.messageOut(lid, qpn, psn);
             return;
         }
@@ -140,12 +141,34 @@ final class WqeTimeline {
         if (log == null && traced()) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
     }
 
+    /** The CQE of send WQE {@code index} of {@code qpn} (opcode {@code opcode}) was written at {@code addr}. */
+    void cqeWritten(long qpn, long index, int opcode, long addr) {
+        if (log != null) log.entry(table, qpn, index, StageLog.CQE_WRITTEN, sim.now());
+        else if (traced())
+            stage(qpn, index, "cqe_written", String.format("CQE opcode %d at 0x%x", opcode, addr));
+    }
+
+    /** The CQE of send WQE {@code index} of {@code qpn} was stamped with {@code cycles}. */
+    void cqeStamped(long qpn, long index, long cycles) {
+        if (log != null) log.entry(table, qpn, index, -1, sim.now());
+        else if (traced()) stage(qpn, index, "cqe_stamped", "timestamp " + cycles + " cycles");
+    }
+
     private static String messageKey(int lid, long qpn, int psn) { return lid + "/" + qpn + "/" + psn; }
 
     /** The firmware registered send queue {@code qpn}: its doorbells and fetches are kept from now on. */
     void queueAdded(long qpn) {
-        doorbellsSeen.put(qpn, new ArrayDeque<>());
-        fetchesSeen.put(qpn, new ArrayDeque<>());
+        seen.put(qpn, new Seen());
+        seenQpn = -1;
+    }
+
+    /** What send queue {@code qpn} has seen (null: a queue not added). */
+    private Seen seen(long qpn) {
+        if (qpn != seenQpn) {
+            seenLast = seen.get(qpn);
+            seenQpn = qpn;
+        }
+        return seenLast;
     }
 
     /** Send queue {@code qpn}'s context went to its fetcher slot, fetching from WQEBB {@code start} on. */
@@ -153,15 +176,17 @@ final class WqeTimeline {
         int slot = slot(qpn);
         slotQpn[slot] = qpn;
         slotNext[slot] = start & 0xFFFF;
-        ArrayDeque<long[]> d = doorbellsSeen.get(qpn), f = fetchesSeen.get(qpn);
-        if (d != null) d.clear();
-        if (f != null) f.clear();
+        Seen s = seen(qpn);
+        if (s != null) {
+            s.doorbells.clear();
+            s.fetches.clear();
+        }
     }
 
     /** Send queue {@code qpn} is gone. */
     void queueDestroyed(long qpn) {
-        doorbellsSeen.remove(qpn);
-        fetchesSeen.remove(qpn);
+        seen.remove(qpn);
+        seenQpn = -1;
         if (slotQpn[slot(qpn)] == qpn) slotQpn[slot(qpn)] = -1;
     }
 
@@ -170,8 +195,8 @@ final class WqeTimeline {
 
     /** The decoder handed on a doorbell of {@code qpn} up to producer {@code index} now (kept while tracing). */
     void doorbellDecoded(long qpn, long index) {
-        ArrayDeque<long[]> seen = tracing() ? doorbellsSeen.get(qpn) : null;
-        if (seen != null) seen.add(new long[]{index, sim.now()});
+        Seen s = tracing() ? seen(qpn) : null;
+        if (s != null) s.doorbells.add(index, sim.now(), 0);
     }
 
     /** The fetcher's ring read {@code r} left it at {@code time}: the WQEBBs its queue fetches next, the timeline's. */
@@ -179,7 +204,7 @@ final class WqeTimeline {
         int slot = (int) r.tag();
         if (slotQpn[slot] < 0) return;
         int count = (int) (r.length() / WqeLayout.WQEBB), first = slotNext[slot];
-        if (tracing()) fetchesSeen.get(slotQpn[slot]).add(new long[]{first, count, time});
+        if (tracing()) seen(slotQpn[slot]).fetches.add(first, count, time);
         slotNext[slot] = (first + count) & 0xFFFF;
     }
 
@@ -187,25 +212,62 @@ final class WqeTimeline {
      * The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now.
      */
     void delivered(long qpn, long first, int bbs, int opcode) {
-        ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
-        if (dbs == null) return;
+        Seen s = seen(qpn);
+        if (s == null) return;
+        Ring dbs = s.doorbells, fs = s.fetches;
         String txn = log != null ? null : wqeTxn(qpn, first);
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
-        while (!dbs.isEmpty() && !WqeLayout.announced(dbs.peekFirst()[0], first)) dbs.pollFirst();
+        while (!dbs.isEmpty() && !WqeLayout.announced(dbs.first(0), first)) dbs.poll();
         if (!dbs.isEmpty()) {
-            long[] db = dbs.peekFirst();
-            if (log != null) log.entry(table, qpn, first, StageLog.index("doorbell_decoded"), db[1]);
-            else sim.trace().recordAt(db[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded",
-                    "producer " + db[0]);
+            if (log != null) log.entry(table, qpn, first, StageLog.DOORBELL_DECODED, dbs.first(1));
+            else sim.trace().recordAt(dbs.first(1), "wqe", track("doorbell_decoded"), txn, "doorbell_decoded",
+                    "producer " + dbs.first(0));
         }
-        while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
+        while (!fs.isEmpty() && ((first - fs.first(0)) & 0xFFFF) >= fs.first(1)) fs.poll();
         if (!fs.isEmpty()) {
-            long[] fetch = fs.peekFirst();
-            if (log != null) log.entry(table, qpn, first, StageLog.index("fetch_issued"), fetch[2]);
-            else sim.trace().recordAt(fetch[2], "wqe", track("fetch_issued"), txn, "fetch_issued",
-                    fetch[1] + " WQEBB read");
+            if (log != null) log.entry(table, qpn, first, StageLog.FETCH_ISSUED, fs.first(2));
+            else sim.trace().recordAt(fs.first(2), "wqe", track("fetch_issued"), txn, "fetch_issued",
+                    fs.first(1) + " WQEBB read");
         }
-        if (log != null) log.entry(table, qpn, first, StageLog.index("delivered"), sim.now());
+        if (log != null) log.entry(table, qpn, first, StageLog.DELIVERED, sim.now());
         else stage(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+    }
+
+    /** A send queue's decoded doorbells and fetches, oldest first. */
+    private static final class Seen {
+        final Ring doorbells = new Ring(), fetches = new Ring();
+    }
+
+    /** A queue of records of three longs in one array, a power of two of them: no array per record. */
+    private static final class Ring {
+        private long[] a = new long[3 * 16];
+        private int mask = 15, head, size;
+
+        boolean isEmpty() { return size == 0; }
+
+        /** Field {@code f} of the oldest record. */
+        long first(int f) { return a[head * 3 + f]; }
+
+        void poll() {
+            head = (head + 1) & mask;
+            size--;
+        }
+
+        void clear() { head = size = 0; }
+
+        void add(long x, long y, long z) {
+            if (size == mask + 1) {
+                long[] b = new long[a.length * 2];
+                for (int k = 0; k < size; k++) System.arraycopy(a, ((head + k) & mask) * 3, b, k * 3, 3);
+                a = b;
+                head = 0;
+                mask = mask * 2 + 1;
+            }
+            int at = ((head + size) & mask) * 3;
+            a[at] = x;
+            a[at + 1] = y;
+            a[at + 2] = z;
+            size++;
+        }
     }
 }
