@@ -228,6 +228,13 @@ public final class DmaPath {
     }
 
     /**
+     * A {@link #readOut}'s {@code inSram} that does nothing but schedule the go-ahead for later (as a processor's task
+     * queue does): it may then hear the packet is in SRAM inside the engines' clock edge that brought the last byte,
+     * rather than in an event of its own after it.
+     */
+    public interface Scheduling extends Consumer<Runnable> { }
+
+    /**
      * The jobs of one {@link #readOut}: held in SRAM until all are in, then sent out together. It is
      * its jobs' callback (each job's bytes off the send engine) and, run as an event, the next step
      * it is {@link #due} (one at a time: each step comes after the one before has run).
@@ -277,7 +284,13 @@ public final class DmaPath {
                 post(FAILED);
                 return;
             }
-            post(STAGED);
+            // an ask that only schedules the go-ahead, with nothing else due at this instant (the step would run
+            // next, and nothing it does can be seen before it ran): asked here, in the step's place
+            if (inSram instanceof Scheduling && sim.nextEventTime() > sim.now()) {
+                sim.reserveTie(); // the step's place in the run, as if posted
+                due = GO;
+                inSram.accept(this);
+            } else post(STAGED);
         }
 
         /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */

@@ -414,7 +414,8 @@ final class Requester {
             for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
             into = q.fw.payloads.take(length);
         }
-        q.fw.adapter.dma().readOut(ranges, into, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
+        DmaPath.Scheduling inSram = go -> q.fw.exec(q.fw.packetCycles, go); // a task queued, nothing else
+        q.fw.adapter.dma().readOut(ranges, into, inSram, q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads[k] = feed; transmit(); }
         }), q.live(out -> {

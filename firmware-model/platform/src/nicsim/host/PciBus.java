@@ -225,7 +225,8 @@ public final class PciBus {
 
     /**
      * One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves (given the op itself to
-     * release the CPU with). The op is also both of its events: its leaving, then its release starting the next.
+     * release the CPU with; null: nothing, it is CPU work that releases the CPU as it leaves). The op is also both of
+     * its events: its leaving, then its release starting the next.
      */
     private final class CpuOp implements Runnable, LongConsumer {
         private final long cost;
@@ -239,7 +240,8 @@ public final class PciBus {
             if (left) cpuNext(depart, at);
             else {
                 left = true;
-                run.accept(this);
+                if (run != null) run.accept(this);
+                else releasedNow();
             }
         }
 
@@ -247,6 +249,19 @@ public final class PciBus {
         @Override public void accept(long release) {
             at = Math.max(release, sim.now());
             sim.post(at, Simulator.Priority.DELIVERY, this);
+        }
+
+        /**
+         * CPU work left the CPU, releasing it now, as the last thing its event does. Its release event would run next
+         * when nothing else is queued for now: then, if an access waits for it (so that no program's look between the
+         * two events could find the CPU otherwise), it runs here, in the same place of the run.
+         */
+        private void releasedNow() {
+            at = sim.now();
+            if (!cpuQueue.isEmpty() && sim.nextEventTime() > at) {
+                sim.reserveTie(); // the release event's place, as if it had been posted
+                cpuNext(depart, at);
+            } else sim.post(at, Simulator.Priority.DELIVERY, this);
         }
     }
 
@@ -256,7 +271,7 @@ public final class PciBus {
      */
     public void cpuWork(long picos) {
         stats.cpuWorkPicos.add(picos);
-        cpu(picos, release -> release.accept(sim.now()));
+        cpu(picos, null);
     }
 
     private void cpu(long cost, Consumer<LongConsumer> run) {

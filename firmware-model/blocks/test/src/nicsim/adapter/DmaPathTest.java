@@ -239,6 +239,34 @@ class DmaPathTest {
     }
 
     /**
+     * A packet's last piece in SRAM asks a scheduling caller for the go-ahead in the event it came in at when nothing
+     * else is due at that instant (no event of its own), and in an event of its own after whatever is; at the same
+     * time either way.
+     */
+    @Test
+    void aPacketInSramAsksForTheGoAheadAtOnceOnlyWhenNothingElseIsDueThen() {
+        long[][] at = new long[2][];
+        long[] events = new long[2];
+        for (int run = 0; run < 2; run++) {
+            Bench b = new Bench(Profiles.load("cx-gen3x16"));
+            b.mem.write(BASE, new byte[64]);
+            if (run == 1) b.sim.schedule(at[0][0], () -> { }); // due at the instant the bytes are in
+            long[] t = {-1, -1, -1};
+            DmaPath.Scheduling inSram = go -> {
+                t[0] = b.sim.now();
+                b.sim.scheduleIn(1_000_000, go);
+            };
+            b.dma.readOut(List.of(new DmaPath.Range(BASE, 64)), inSram, (bytes, f) -> t[1] = b.sim.now(),
+                    bytes -> t[2] = b.sim.now());
+            b.sim.runUntilIdle();
+            at[run] = t;
+            events[run] = b.sim.eventsExecuted();
+        }
+        assertArrayEquals(at[0], at[1], "in SRAM, head and done at the same times");
+        assertEquals(events[0] + 2, events[1], "the other event, and the go-ahead's ask as one of its own");
+    }
+
+    /**
      * SRAM freed out of order splits into pieces; a packet placed in a piece between two others must
      * take only that piece. (It once took everything to the end of SRAM, so the next packet was put
      * over one still waiting to be sent.)

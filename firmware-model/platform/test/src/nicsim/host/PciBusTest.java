@@ -63,6 +63,26 @@ class PciBusTest {
     }
 
     @Test
+    void cpuWorkReleasesTheCpuToAWaitingAccessWithoutAnEventOfItsOwn() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        long work = 50_000;
+        tb.bus.cpuWork(work);
+        tb.sim.runUntilIdle();
+        assertEquals(2, tb.sim.eventsExecuted(), "the work's leaving, its release with nothing waiting");
+        tb.bus.cpuWork(work);
+        tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
+        tb.sim.runUntilIdle();
+        long cost = tb.profile.picos("host.mmio.write.cost");
+        PciLink link = tb.bus.link();
+        // the CPU was free: the work starts now, the write leaves after it
+        assertEquals(2 * work + cost + link.serializePicos(8 + 24) + link.latencyPicos(),
+                tb.device.writes.get(0).time());
+        // the work's leaving (its release, the write waiting, in the same event), the write's leaving, its release of
+        // the CPU, its arrival
+        assertEquals(2 + 4, tb.sim.eventsExecuted());
+    }
+
+    @Test
     void mmioReadReturnsTheDeviceDataAfterTheRoundTrip() {
         PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
         tb.device.regs[0x10] = 0x5a;
