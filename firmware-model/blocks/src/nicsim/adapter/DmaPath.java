@@ -286,8 +286,7 @@ public final class DmaPath {
             }
             // an ask that only schedules the go-ahead, with nothing else due at this instant (the step would run
             // next, and nothing it does can be seen before it ran): asked here, in the step's place
-            if (inSram instanceof Scheduling && sim.nextEventTime() > sim.now()) {
-                sim.reserveTie(); // the step's place in the run, as if posted
+            if (inSram instanceof Scheduling && sim.takeNextTurn()) { // in the step's turn
                 due = GO;
                 inSram.accept(this);
             } else post(STAGED);

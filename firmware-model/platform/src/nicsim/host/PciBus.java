@@ -258,10 +258,8 @@ public final class PciBus {
          */
         private void releasedNow() {
             at = sim.now();
-            if (!cpuQueue.isEmpty() && sim.nextEventTime() > at) {
-                sim.reserveTie(); // the release event's place, as if it had been posted
-                cpuNext(depart, at);
-            } else sim.post(at, Simulator.Priority.DELIVERY, this);
+            if (!cpuQueue.isEmpty() && sim.takeNextTurn()) cpuNext(depart, at); // in the release event's turn
+            else sim.post(at, Simulator.Priority.DELIVERY, this);
         }
     }
 

@@ -299,6 +299,29 @@ public final class Simulator {
      */
     public long reserveTie() { return seq++; }
 
+    /**
+     * Whether a step posted now, at this instant, would run next; if so, takes its turn, and the caller runs the
+     * step itself, in place, rather than post it. True exactly when no event (not cancelled, of no retired scope) is
+     * due at this instant: every one queued comes at a later time, so the step, posted now at any priority, would be
+     * the queue's first. Its turn is the tie {@link #post(long, int, Runnable)} would give it, {@link #reserveTie
+     * reserved}: every event posted after it takes the tie it would have taken had the step been posted, so the
+     * order of every later tie stays where it was. False: the caller posts the step as usual.
+     *
+     * <p>Run in place, it is the same run: no event could run between the asking event and the step (none is due
+     * now), and the step's own posts take the ties they would have taken had it run as an event. What differs is
+     * what the kernel does not order. The step runs inside the asking event, before whatever that event does after
+     * asking (so ask as its last thing, or for a step that the rest of the event cannot tell ran first), counted as
+     * one event with it ({@link #eventsExecuted}), in its scope (the one it would have been posted in) and at its
+     * place in the instant ({@link #passed}, a clock's edge passed: the asking event's, not the step's). And no
+     * program's wait ({@link #runUntil(BooleanSupplier, long)}), which looks between events, can look between the
+     * two: the caller answers that no look could tell them apart.
+     */
+    public boolean takeNextTurn() {
+        if (nextEventTime() <= now) return false;
+        reserveTie();
+        return true;
+    }
+
     /** As {@link #post(long, int, Runnable)}, in the place of tie {@code tie} ({@link #reserveTie}), not yet passed. */
     public void post(long atPicos, int priority, long tie, Runnable action) {
         if (passed(atPicos, priority, tie))

@@ -41,6 +41,31 @@ class SimulatorTest {
         assertThrows(IllegalArgumentException.class, () -> sim.post(100, 5, tie, () -> { }));
     }
 
+    @Test
+    void aStepTakesItsTurnInPlaceOnlyWhenNothingElseIsDueNow() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        int d = Simulator.Priority.DELIVERY;
+        sim.schedule(100, Simulator.Priority.OBSERVE, () -> log.add("cancelled")).cancel();
+        sim.schedule(100, d, () -> {
+            // nothing else is due at 100 (a cancelled event does not count; the next is at 200): the step runs next
+            long before = sim.reserveTie();
+            assertTrue(sim.takeNextTurn());
+            sim.post(100, d, () -> log.add("posted after the turn"));
+            // the turn is the tie after the one reserved before it; the event posted after it took the next
+            sim.post(100, d, before + 1, () -> log.add("in the turn"));
+            assertEquals(before + 3, sim.reserveTie());
+        });
+        sim.schedule(200, d, () -> {
+            long before = sim.reserveTie();
+            assertFalse(sim.takeNextTurn(), "another event is due at this instant, if after this one's priority");
+            assertEquals(before + 1, sim.reserveTie(), "a turn not taken reserves no tie");
+        });
+        sim.schedule(200, Simulator.Priority.OBSERVE, () -> log.add("observer at 200"));
+        sim.runUntilIdle();
+        assertEquals(List.of("in the turn", "posted after the turn", "observer at 200"), log);
+    }
+
     /**
      * Events scheduled through lanes run in exactly the order they would have run scheduled one by
      * one, including lane events out of the lane's order and cancelled ones; pending counts agree.
