@@ -195,38 +195,62 @@ class DmaChannel implements Clocked {
         if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
     }
 
+    /**
+     * What crossed between the engine and the glue on one edge, for {@link #edged}: the channel's one, filled anew
+     * for each edge by whoever ran it, so that an edge allocates nothing. {@link #update} reads it off the wires; a
+     * coasting channel knows it from the engine's registers before the edge. No edge of the channel runs inside
+     * another's glue, so one serves.
+     */
+    static final class Edge {
+        // whether the engines took the descriptors at the heads of the host, send and receive queues, and the next
+        // beats of the PCI and link rings
+        boolean hostTaken, sendTaken, recvTaken, pciTaken, rxTaken;
+        PciRead read; // the PCI read asked (null: none)
+        long[] tx; // the beat to the link: its words (null: none) and last flag
+        long txFlag;
+        long[] wr; // the beat to host memory: its words (null: none), address and last flag
+        long wrAddr, wrLast;
+        long at; // the edge's time
+        Done hostDone, sendDone, recvDone; // the descriptors reported finished (null: none)
+    }
+
+    final Edge edge = new Edge();
+
     /** The edge through the wires: what crossed them, to {@link #edged}. */
     @Override public void update() {
         DmaEngine e = engine;
+        Edge x = edge;
+        x.hostTaken = e.hostDesc().fire();
+        x.sendTaken = e.sendDesc().fire();
+        x.recvTaken = e.recvDesc().fire();
+        x.pciTaken = e.pciData().fire();
+        x.rxTaken = e.linkRx().fire();
+        x.read = e.pciRead().fire() ? e.pciRead().payload() : null;
         Beat tx = e.linkTx().fire() ? e.linkTx().payload() : null;
+        x.tx = tx == null ? null : tx.data();
+        x.txFlag = tx == null ? 0 : tx.flag();
         WriteBeat wr = e.pciWrite().fire() ? e.pciWrite().payload() : null;
-        edged(e.hostDesc().fire(), e.sendDesc().fire(), e.recvDesc().fire(), e.pciData().fire(), e.linkRx().fire(),
-                e.pciRead().fire() ? e.pciRead().payload() : null, tx == null ? null : tx.data(),
-                tx == null ? 0 : tx.flag(), wr == null ? 0 : wr.addr(), wr == null ? null : wr.data(),
-                wr == null ? 0 : wr.last(), sim.now(), e.hostDone().valid() ? e.hostDone().payload() : null,
-                e.sendDone().valid() ? e.sendDone().payload() : null,
-                e.recvDone().valid() ? e.recvDone().payload() : null);
+        x.wr = wr == null ? null : wr.data();
+        x.wrAddr = wr == null ? 0 : wr.addr();
+        x.wrLast = wr == null ? 0 : wr.last();
+        x.at = sim.now();
+        x.hostDone = e.hostDone().valid() ? e.hostDone().payload() : null;
+        x.sendDone = e.sendDone().valid() ? e.sendDone().payload() : null;
+        x.recvDone = e.recvDone().valid() ? e.recvDone().payload() : null;
+        edged(x);
     }
 
-    /**
-     * The glue's part of an edge the engine ran, at time {@code now}, from what crossed between them: whether the
-     * engines took the descriptors at the heads of the host, send and receive queues, and the next beats of the PCI
-     * and link rings; the PCI read asked, the beat to the link (its words and last flag) and the beat to host memory
-     * (its address, words and last flag), each null if none; the descriptors reported finished (null: none). {@link
-     * #update} reads them off the wires; a coasting channel knows them from the engine's registers before the edge.
-     */
-    void edged(boolean hostTaken, boolean sendTaken, boolean recvTaken, boolean pciTaken, boolean rxTaken,
-               PciRead read, long[] tx, long txFlag, long wrAddr, long[] wr, long wrLast, long now,
-               Done hostDone, Done sendDone, Done recvDone) {
-        if (hostTaken) hostBusy.addLast(hostQ.pollFirst());
-        if (sendTaken) sendBusy.addLast(sendQ.pollFirst());
-        if (recvTaken) recvBusy.addLast(recvQ.pollFirst());
-        if (pciTaken) pci.take();
-        if (rxTaken) rx.take();
-        if (read != null) readHost(read);
-        if (tx != null) linkBeat(tx, txFlag);
-        if (wr != null) writeBeat(wrAddr, wr, wrLast, now);
-        reported(hostDone, sendDone, recvDone);
+    /** The glue's part of an edge the engine ran, from what crossed between them ({@link Edge}). */
+    void edged(Edge x) {
+        if (x.hostTaken) hostBusy.addLast(hostQ.pollFirst());
+        if (x.sendTaken) sendBusy.addLast(sendQ.pollFirst());
+        if (x.recvTaken) recvBusy.addLast(recvQ.pollFirst());
+        if (x.pciTaken) pci.take();
+        if (x.rxTaken) rx.take();
+        if (x.read != null) readHost(x.read);
+        if (x.tx != null) linkBeat(x.tx, x.txFlag);
+        if (x.wr != null) writeBeat(x.wrAddr, x.wr, x.wrLast, x.at);
+        reported(x.hostDone, x.sendDone, x.recvDone);
     }
 
     /** The descriptors the engines report finished on an edge (null: none), taken in the order of the wires. */

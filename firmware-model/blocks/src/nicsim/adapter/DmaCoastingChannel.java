@@ -4,10 +4,8 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import nicsim.adapter.DmaPath.Job;
-import nicsim.adapter.DmaPorts.Done;
 import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
-import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.sim.ClockDomain;
 
 /**
@@ -522,20 +520,30 @@ final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster
      */
     private void edgeAtItsTime(long c) {
         DmaCore e = engine.core();
-        long t = domain.picosOfCycle(c);
+        Edge x = edge;
+        long t = x.at = domain.picosOfCycle(c);
         Job h = hostQ.peekFirst(), s = sendQ.peekFirst(), r = recvQ.peekFirst();
         HostDesc hd = h != null && e.takesHostDesc() ? h.hostDesc : null;
         LinkDesc sd = s != null && e.takesSendDesc() ? s.linkDesc : null, rd = r != null && e.takesRecvDesc()
                 ? r.linkDesc : null;
-        boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
-        PciRead read = e.pciReadReg;
-        long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
-        long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
-        Done hostDone = e.hostDoneReg, sendDone = e.sendDoneReg, recvDone = e.recvDoneReg;
+        x.hostTaken = hd != null;
+        x.sendTaken = sd != null;
+        x.recvTaken = rd != null;
+        boolean pIn = x.pciTaken = pci.inAt(0, t) && e.takesPciData();
+        boolean rIn = x.rxTaken = rx.inAt(0, t) && e.takesLinkRx();
+        // what the registers put out before the edge
+        x.read = e.pciReadReg;
+        x.tx = e.sendOutQ.peekWords();
+        x.txFlag = e.sendOutQ.peekFlag();
+        x.wr = e.hostOutQ.peekWords();
+        x.wrAddr = e.hostOutQ.peekAddr();
+        x.wrLast = e.hostOutQ.peekFlag();
+        x.hostDone = e.hostDoneReg;
+        x.sendDone = e.sendDoneReg;
+        x.recvDone = e.recvDoneReg;
         e.edge(hd, sd, rd, pIn ? pci.wordsAt(0) : null, pIn ? pci.flagAt(0) : 0, rIn ? rx.wordsAt(0) : null,
-                rIn ? rx.flagAt(0) : 0, read != null, wr != null, tx != null);
-        edged(hd != null, sd != null, rd != null, pIn, rIn, read, tx, txFlag, wrAddr, wr, wrLast, t, hostDone,
-                sendDone, recvDone);
+                rIn ? rx.flagAt(0) : 0, x.read != null, x.wr != null, x.tx != null);
+        edged(x);
     }
 
     private IllegalStateException coastedOver(long cycle, String what) {
