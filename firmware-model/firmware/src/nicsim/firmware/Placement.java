@@ -11,6 +11,7 @@ import nicsim.abi.WqeFormat.Sge;
 import nicsim.adapter.DmaPath;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.WqeStage;
 import nicsim.sim.Arrival;
 import nicsim.firmware.Qp.Piece;
 import nicsim.firmware.Qp.Failure;
@@ -79,7 +80,7 @@ final class Placement {
     /** The stage "translated" of send WQE {@code traceIndex} (-1: none) in the timeline, when it is recorded. */
     private void traceTranslated(int traceIndex, List<Piece> pieces) {
         if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
-            q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", "", pieces.size(), " page chunk(s)");
+            q.fw.adapter.traceWqe(q.qpn, traceIndex, WqeStage.TRANSLATED, "", pieces.size(), " page chunk(s)");
     }
 
     /** The MTT index of the page a failed translation found not present, or -1 (another failure). */

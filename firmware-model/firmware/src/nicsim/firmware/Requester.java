@@ -15,6 +15,7 @@ import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.DmaPath;
+import nicsim.adapter.WqeStage;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
@@ -277,7 +278,7 @@ final class Requester {
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
             if (q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", data.length, " B by DMA");
+                q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", data.length, " B by DMA");
             build(op);
         }));
     }
@@ -428,7 +429,7 @@ final class Requester {
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
             if (--left[0] == 0 && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", op.length, " B by DMA");
+                q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", op.length, " B by DMA");
         }));
     }
 
