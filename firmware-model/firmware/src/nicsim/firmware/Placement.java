@@ -192,7 +192,12 @@ final class Placement {
      * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
      */
     void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
-        writeChunks(chunks, off, data, 0, data.length, arrival, written);
+        writeChunks(chunks, off, data, 0, data.length, arrival, new Writes(q, written, 0));
+    }
+
+    /** {@link #writeChunks} of payload {@code seq} ({@link #payloadArrived}): once its writes left, it is issued. */
+    void writePayload(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, long seq) {
+        writeChunks(chunks, off, data, 0, data.length, arrival, new Writes(q, null, seq));
     }
 
     /**
@@ -201,28 +206,58 @@ final class Placement {
      */
     void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
                      Runnable written) {
+        writeChunks(chunks, off, data, from, length, arrival, new Writes(q, written, 0));
+    }
+
+    private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
+                             Writes w) {
         long pos = 0;
         int done = 0;
-        int[] pending = {1};
-        Runnable one = () -> { if (--pending[0] == 0) written.run(); };
         for (int i = 0; i < chunks.size(); i++) { // indexed: no iterator a packet
             XlateRsp c = chunks.get(i);
             long end = pos + c.length();
             if (end > off + done && done < length) {
                 long start = off + done - pos;
                 int n = (int) Math.min(c.length() - start, length - done);
-                pending[0]++;
+                w.pending++;
                 q.responder.writeIssued();
                 q.fw.adapter.dma().write(c.pa() + start, data, from + done, n,
-                        arrival == null ? null : arrival.from(done), q.live(one),
-                        q.live(ok -> q.responder.writeLanded()));
+                        arrival == null ? null : arrival.from(done), w, w);
                 q.count(FirmwareStat.DMA_WRITE_BYTES, n);
                 done += n;
             }
             pos = end;
             if (done >= length) break;
         }
-        one.run();
+        w.run();
+    }
+
+    /**
+     * The posted writes of one {@link #writeChunks}, as continuations of the QP's life then ({@link Qp#live}), in one
+     * object a call: each write that left counts down, the last (with the call's own count) runs {@code written}, or
+     * issues payload {@code seq} where that is null; each write that landed tells the responder.
+     */
+    private static final class Writes implements Runnable, Consumer<Boolean> {
+        private final Qp q;
+        private final int generation;
+        private final Runnable written;
+        private final long seq;
+        int pending = 1; // the writes not yet left, and the call's own count until it has issued them all
+
+        Writes(Qp q, Runnable written, long seq) {
+            this.q = q;
+            this.generation = q.generation;
+            this.written = written;
+            this.seq = seq;
+        }
+
+        @Override public void run() {
+            if (generation != q.generation || --pending != 0) return;
+            if (written != null) written.run();
+            else q.placement.payloadIssued(seq);
+        }
+
+        @Override public void accept(Boolean ok) { if (generation == q.generation) q.responder.writeLanded(); }
     }
 
     /**

@@ -3,6 +3,7 @@ package nicsim.firmware;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 import nicsim.abi.Cqe64;
@@ -110,7 +111,7 @@ final class Requester {
         long length = 0;
         if (w.inline() != null) length = w.inline().length;
         else for (int i = 0; i < w.sges().size(); i++) length += w.sges().get(i).length() & 0xFFFFFFFFL;
-        SendOp op = new SendOp(index, w, length);
+        SendOp op = new SendOp(index, w, length, q.mtu);
         switch (q.state) {
             case ERR, SQE -> { q.flush(op); return; }
             case RESET, INIT, RTR -> {
@@ -257,14 +258,19 @@ final class Requester {
         op.respPsn = psn;
         op.lastPsn = (psn + npkts - 1) & 0xFFFFFF;
         if (q.service.connected) psn = (psn + npkts) & 0xFFFFFF;
-        q.fw.exec(q.fw.wqeCycles, q.live(() -> {
-            if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
-            if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            // a UD message of one packet streams as a connected one does; a longer one is refused in build. A MAD
-            // is read whole: the SMI looks at it before it leaves (one to the port itself never goes on the wire)
-            if (q.service.connected || op.length <= q.mtu && q.special < 0) { stream(op); return; }
-            gather(op);
-        }));
+        q.fw.exec(q.fw.wqeCycles, q.live(payloadOf, op));
+    }
+
+    private final Consumer<SendOp> payloadOf = this::payload; // made once: a task of every WQE
+
+    /** The WQE's cycles spent: op's payload, read or streamed from the host unless it has none or carries it. */
+    private void payload(SendOp op) {
+        if (op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
+        if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
+        // a UD message of one packet streams as a connected one does; a longer one is refused in build. A MAD
+        // is read whole: the SMI looks at it before it leaves (one to the port itself never goes on the wire)
+        if (q.service.connected || op.length <= q.mtu && q.special < 0) { stream(op); return; }
+        gather(op);
     }
 
     /**
@@ -380,7 +386,7 @@ final class Requester {
             if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> stream(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
-            int[] left = {op.npkts};
+            op.unread = op.npkts;
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message
             long at = 0; // its offset in the message
             for (int k = 0; k < op.npkts; k++) {
@@ -398,16 +404,21 @@ final class Requester {
                         if (lo < hi) ranges.add(new DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
                     }
                 }
-                streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
+                streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null);
             }
         }));
     }
+
+    /** A packet's bytes in SRAM: its header cycles, a task queued and nothing else (made once). */
+    private final DmaPath.Scheduling inSram = this::headerCycles;
+
+    private void headerCycles(Runnable go) { q.fw.exec(q.fw.packetCycles, go); }
 
     /**
      * Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to
      * the link.
      */
-    void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge, int[] left) {
+    void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge) {
         // a reliable QP's packet bytes go back once acknowledged and out of the fabric (SendOp): taken from the pool
         byte[] into = null;
         if (op.pool != null) {
@@ -415,7 +426,6 @@ final class Requester {
             for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
             into = q.fw.payloads.take(length);
         }
-        DmaPath.Scheduling inSram = go -> q.fw.exec(q.fw.packetCycles, go); // a task queued, nothing else
         q.fw.adapter.dma().readOut(ranges, into, inSram, q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads[k] = feed; transmit(); }
@@ -428,7 +438,7 @@ final class Requester {
             }
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
-            if (--left[0] == 0 && q.fw.adapter.tracingWqe())
+            if (--op.unread == 0 && q.fw.adapter.tracingWqe())
                 q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", op.length, " B by DMA");
         }));
     }
