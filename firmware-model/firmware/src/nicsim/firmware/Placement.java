@@ -70,8 +70,12 @@ final class Placement {
                 done.accept(null, Failure.of(bad, s.addr(), s.lkey(), faultPages(bad)));
                 return;
             }
-            List<Piece> pieces = new ArrayList<>(rsp.size());
-            for (XlateRsp c : rsp) pieces.add(new Piece(c.pa(), c.length(), s));
+            List<Piece> pieces; // one piece (a range within a page chunk): no list to grow, no iterator
+            if (rsp.size() == 1) pieces = List.of(new Piece(rsp.get(0).pa(), rsp.get(0).length(), s));
+            else {
+                pieces = new ArrayList<>(rsp.size());
+                for (int i = 0; i < rsp.size(); i++) pieces.add(new Piece(rsp.get(i).pa(), rsp.get(i).length(), s));
+            }
             traceTranslated(traceIndex, pieces);
             done.accept(pieces, null);
         }));
@@ -96,7 +100,8 @@ final class Placement {
     }
 
     static XlateRsp failed(List<XlateRsp> rsp) {
-        for (XlateRsp r : rsp) if (r.status() != MttPorts.Status.OK.ordinal()) return r;
+        for (int i = 0; i < rsp.size(); i++) // indexed: no iterator a translation
+            if (rsp.get(i).status() != MttPorts.Status.OK.ordinal()) return rsp.get(i);
         return null;
     }
 

@@ -3,6 +3,7 @@ package nicsim.firmware;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.Predicate;
@@ -426,11 +427,35 @@ final class Requester {
             for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
             into = q.fw.payloads.take(length);
         }
-        q.fw.adapter.dma().readOut(ranges, into, inSram, q.live((bytes, feed) -> {
-            op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
+        PacketRead read = new PacketRead(op, k, sge);
+        q.fw.adapter.dma().readOut(ranges, into, inSram, read, read);
+    }
+
+    /**
+     * Packet {@code k} of a streamed op on its way through SRAM, its two continuations in one object as continuations
+     * of the QP's life then ({@link Qp#live}).
+     */
+    private final class PacketRead implements BiConsumer<byte[], Long>, Consumer<byte[]> {
+        private final SendOp op;
+        private final int k, generation = q.generation;
+        private final Sge sge;
+
+        PacketRead(SendOp op, int k, Sge sge) {
+            this.op = op;
+            this.k = k;
+            this.sge = sge;
+        }
+
+        /** Its head left the send engine at {@code feed}: its bytes as they stand in SRAM. */
+        @Override public void accept(byte[] bytes, Long feed) {
+            if (generation != q.generation) return;
+            op.chunks[k] = bytes;
             if (q.fw.cutThroughTx) { op.heads[k] = feed; transmit(); }
-        }), q.live(out -> {
-            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
+        }
+
+        /** All its bytes are in SRAM ({@code out}), or (null) a read failed. */
+        @Override public void accept(byte[] out) {
+            if (generation != q.generation || q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (out == null) {
                 q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(),
                         0);
@@ -440,7 +465,7 @@ final class Requester {
             if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
             if (--op.unread == 0 && q.fw.adapter.tracingWqe())
                 q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", op.length, " B by DMA");
-        }));
+        }
     }
 
     /**
