@@ -20,8 +20,6 @@ public enum WqeStage {
     /** How many stages, from the first, the per-stage table shows: their codes are its columns. */
     public static final int SHOWN = 8;
 
-    private static final WqeStage[] ALL = values();
-
     private final String label;
     private final String block;
 
@@ -38,7 +36,4 @@ public enum WqeStage {
 
     /** The stage's column in the per-stage table, or -1 (a stage the table does not show). */
     public int column() { return ordinal() < SHOWN ? ordinal() : -1; }
-
-    /** The stage of code {@code code}. */
-    public static WqeStage of(int code) { return ALL[code]; }
 }

@@ -192,22 +192,18 @@ final class Placement {
     }
 
     /**
-     * Writes {@code data} at offset {@code off} of a translated range, its bytes coming in as
-     * {@code arrival} says (null: all in); {@code written} runs once its posted PCI writes have all
-     * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
+     * Writes payload {@code seq} ({@link #payloadArrived}), {@code data}, at offset {@code off} of a translated range,
+     * its bytes coming in as {@code arrival} says (null: all in); it is issued ({@link #payloadIssued}) once its
+     * posted PCI writes have all left the adapter. ACKs wait longer, until they landed ({@link Responder#writeLanded}).
      */
-    void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
-        writeChunks(chunks, off, data, 0, data.length, arrival, new Writes(q, written, 0));
-    }
-
-    /** {@link #writeChunks} of payload {@code seq} ({@link #payloadArrived}): once its writes left, it is issued. */
     void writePayload(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, long seq) {
         writeChunks(chunks, off, data, 0, data.length, arrival, new Writes(q, null, seq));
     }
 
     /**
      * As above, of {@code data[from, from + length)}, read as the writes go: it must not change until they landed
-     * (a packet's payload does not: its array is given back only once the responder's ACK says they did).
+     * (a packet's payload does not: its array is given back only once the responder's ACK says they did);
+     * {@code written} runs once its writes have all left.
      */
     void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
                      Runnable written) {
