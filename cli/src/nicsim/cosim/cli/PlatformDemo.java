@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import nicsim.abi.Cqe64;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.WqeStage;
 import nicsim.adapter.stim.SendQueueHost;
 import nicsim.profile.Profile;
 import nicsim.sim.Trace;
@@ -83,7 +84,10 @@ final class PlatformDemo {
             sum[2] += es.get(2).timePicos() - es.get(1).timePicos();
             n[2]++;
             for (Trace.Entry e : es) // completed WQEs (the NOPs): their CQE in host memory
-                if (e.stage().equals("cqe_written")) { sum[3] += e.timePicos() - es.get(2).timePicos(); n[3]++; }
+                if (e.stage().equals(WqeStage.CQE_WRITTEN.label())) {
+                    sum[3] += e.timePicos() - es.get(2).timePicos();
+                    n[3]++;
+                }
         }
         long[] mean = new long[4];
         for (int k = 0; k < 4; k++) mean[k] = n[k] == 0 ? 0 : sum[k] / n[k];

@@ -136,7 +136,7 @@ public final class Adapter implements PciFunction {
     public boolean tracingWqe() { return timeline.tracing(); }
 
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
-    public void traceWqe(long qpn, long index, String stage, String detail) {
+    public void traceWqe(long qpn, long index, WqeStage stage, String detail) {
         timeline.stage(qpn, index, stage, detail);
     }
 
@@ -144,7 +144,7 @@ public final class Adapter implements PciFunction {
      * {@link #traceWqe} with the detail {@code before + n + after}: built only where the timeline keeps details
      * (not for a {@link #recordStages} log).
      */
-    public void traceWqe(long qpn, long index, String stage, String before, long n, String after) {
+    public void traceWqe(long qpn, long index, WqeStage stage, String before, long n, String after) {
         timeline.stage(qpn, index, stage, before, n, after);
     }
 

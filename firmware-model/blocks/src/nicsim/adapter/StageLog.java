@@ -17,15 +17,11 @@ import java.util.Set;
  */
 public final class StageLog {
 
-    /** The stages of a send WQE's timeline that the table shows, in order. */
-    public static final List<String> NAMES = List.of("doorbell_decoded", "fetch_issued", "delivered", "translated",
-            "on_wire", "payload_read", "acked", "cqe_written");
+    /** The stages of a send WQE's timeline that the table shows, in order: the first of {@link WqeStage}. */
+    public static final List<String> NAMES = Arrays.stream(WqeStage.values()).limit(WqeStage.SHOWN)
+            .map(WqeStage::label).toList();
 
-    private static final int N = 8;
-
-    /** The stages' codes: their positions in {@link #NAMES}. */
-    static final int DOORBELL_DECODED = 0, FETCH_ISSUED = 1, DELIVERED = 2, TRANSLATED = 3, ON_WIRE = 4,
-            PAYLOAD_READ = 5, ACKED = 6, CQE_WRITTEN = 7;
+    private static final int N = WqeStage.SHOWN;
 
     private final int limit;
     private long entries;
@@ -43,23 +39,14 @@ public final class StageLog {
     /** Entries the trace would have counted and not kept. */
     public long dropped() { return Math.max(0, entries - limit); }
 
-    /** The stage's position in {@link #NAMES}, or -1 (a stage the table does not show). */
-    static int index(String stage) {
-        return switch (stage) {
-            case "doorbell_decoded" -> DOORBELL_DECODED; case "fetch_issued" -> FETCH_ISSUED;
-            case "delivered" -> DELIVERED; case "translated" -> TRANSLATED; case "on_wire" -> ON_WIRE;
-            case "payload_read" -> PAYLOAD_READ; case "acked" -> ACKED; case "cqe_written" -> CQE_WRITTEN;
-            default -> -1;
-        };
-    }
-
     /** The table of the adapter whose transactions start with {@code prefix} ("" or "node0/"). */
     Table table(String prefix) { return tables.computeIfAbsent(prefix, Table::new); }
 
-    /** An entry of stage {@code stage} ({@link #index}) of WQE {@code index} of {@code qpn} at {@code time}. */
-    void entry(Table t, long qpn, long index, int stage, long time) {
-        if (entries++ >= limit || stage < 0) return;
-        t.first(qpn, index, stage, time);
+    /** An entry of stage {@code stage} of WQE {@code index} of {@code qpn} at {@code time}. */
+    void entry(Table t, long qpn, long index, WqeStage stage, long time) {
+        int column = stage.column();
+        if (entries++ >= limit || column < 0) return;
+        t.first(qpn, index, column, time);
     }
 
     /** An entry of a stage the table does not show (or of a transaction it does not keep). */
@@ -110,10 +97,10 @@ public final class StageLog {
             Arrays.fill(times, -1);
         }
 
-        /** Sets WQE (qpn, index)'s time at {@code stage} unless it has one. */
-        void first(long qpn, long index, int stage, long time) {
+        /** Sets WQE (qpn, index)'s time at the stage of column {@code column} unless it has one. */
+        void first(long qpn, long index, int column, long time) {
             int r = row(qpn, index);
-            if (times[r * N + stage] < 0) times[r * N + stage] = time;
+            if (times[r * N + column] < 0) times[r * N + column] = time;
         }
 
         private int row(long qpn, long index) {

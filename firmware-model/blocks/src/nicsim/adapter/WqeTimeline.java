@@ -61,26 +61,15 @@ final class WqeTimeline {
     private long txnQpn = -1;
     private String txnPrefix;
 
-    /**
-     * The block that does the work ending in each stage of a WQE's timeline: the track the stage
-     * goes on. "received" is the peer's receive of the message, ending its time on the link.
-     */
-    private static final Map<String, String> STAGE_BLOCK = Map.ofEntries(
-            Map.entry("doorbell_decoded", "DoorbellDecoder"), Map.entry("fetch_issued", "WqeFetcher"),
-            Map.entry("delivered", "WqeFetcher"), Map.entry("translated", "MttWalker"),
-            Map.entry("page_fault", "MttWalker"), Map.entry("payload_read", "DmaEngine host"),
-            Map.entry("on_wire", "DmaEngine send"), Map.entry("received", "Link"), Map.entry("acked", "Link"),
-            Map.entry("cqe_stamped", "CqeWriter"), Map.entry("cqe_written", "CqeWriter"));
-
-    /** This adapter's timeline track of a block: "node0/MttWalker". */
-    private String track(String stage) {
-        String t = tracks.get(stage);
-        if (t == null) tracks.put(stage, t = tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"));
+    /** This adapter's timeline track of the block that does the work ending in a stage: "node0/MttWalker". */
+    private String track(WqeStage stage) {
+        String t = tracks[stage.ordinal()];
+        if (t == null) tracks[stage.ordinal()] = t = tracePrefix + stage.block();
         return t;
     }
 
-    /** {@link #track} of each stage named so far. */
-    private final Map<String, String> tracks = new HashMap<>();
+    /** {@link #track} of each stage recorded so far, by code. */
+    private final String[] tracks = new String[WqeStage.values().length];
 
     /** The stage times kept as numbers instead of in the trace (null: none), and this adapter's table there. */
     private StageLog log;
@@ -99,14 +88,14 @@ final class WqeTimeline {
     private boolean traced() { return sim.trace().enabled("wqe"); }
 
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
-    void stage(long qpn, long index, String stage, String detail) {
-        if (log != null) log.entry(table, qpn, index, StageLog.index(stage), sim.now());
-        else if (traced()) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
+    void stage(long qpn, long index, WqeStage stage, String detail) {
+        if (log != null) log.entry(table, qpn, index, stage, sim.now());
+        else if (traced()) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage.label(), detail);
     }
 
     /** {@link #stage} with the detail {@code before + n + after}, built only for the trace. */
-    void stage(long qpn, long index, String stage, String before, long n, String after) {
-        if (log != null) log.entry(table, qpn, index, StageLog.index(stage), sim.now());
+    void stage(long qpn, long index, WqeStage stage, String before, long n, String after) {
+        if (log != null) log.entry(table, qpn, index, stage, sim.now());
         else if (traced()) stage(qpn, index, stage, before + n + after);
     }
 
@@ -116,12 +105,12 @@ final class WqeTimeline {
      */
     void messageOut(long qpn, long index, int lid, int psn, Object op) {
         if (log != null) {
-            log.entry(table, qpn, index, StageLog.ON_WIRE, sim.now());
+            log.entry(table, qpn, index, WqeStage.ON_WIRE, sim.now());
             log.messageOut(lid, qpn, psn);
             return;
         }
         if (!traced()) return;
-        stage(qpn, index, "on_wire", op + " psn " + psn);
+        stage(qpn, index, WqeStage.ON_WIRE, op + " psn " + psn);
         sim.trace().alias(messageKey(lid, qpn, psn), wqeTxn(qpn, index));
     }
 
@@ -133,7 +122,8 @@ final class WqeTimeline {
         }
         if (!traced()) return;
         String txn = sim.trace().takeAlias(messageKey(slid, srcQp, psn));
-        if (txn != null) sim.trace().recordOn("wqe", track("received"), txn, "received", op + " psn " + psn);
+        if (txn != null)
+            sim.trace().recordOn("wqe", track(WqeStage.RECEIVED), txn, WqeStage.RECEIVED.label(), op + " psn " + psn);
     }
 
     /** Bytes this adapter's port sent now (the timeline's link bandwidth counter). */
@@ -143,15 +133,15 @@ final class WqeTimeline {
 
     /** The CQE of send WQE {@code index} of {@code qpn} (opcode {@code opcode}) was written at {@code addr}. */
     void cqeWritten(long qpn, long index, int opcode, long addr) {
-        if (log != null) log.entry(table, qpn, index, StageLog.CQE_WRITTEN, sim.now());
+        if (log != null) log.entry(table, qpn, index, WqeStage.CQE_WRITTEN, sim.now());
         else if (traced())
-            stage(qpn, index, "cqe_written", String.format("CQE opcode %d at 0x%x", opcode, addr));
+            stage(qpn, index, WqeStage.CQE_WRITTEN, String.format("CQE opcode %d at 0x%x", opcode, addr));
     }
 
     /** The CQE of send WQE {@code index} of {@code qpn} was stamped with {@code cycles}. */
     void cqeStamped(long qpn, long index, long cycles) {
-        if (log != null) log.entry(table, qpn, index, -1, sim.now());
-        else if (traced()) stage(qpn, index, "cqe_stamped", "timestamp " + cycles + " cycles");
+        if (log != null) log.entry(table, qpn, index, WqeStage.CQE_STAMPED, sim.now());
+        else if (traced()) stage(qpn, index, WqeStage.CQE_STAMPED, "timestamp " + cycles + " cycles");
     }
 
     private static String messageKey(int lid, long qpn, int psn) { return lid + "/" + qpn + "/" + psn; }
@@ -219,18 +209,18 @@ final class WqeTimeline {
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
         while (!dbs.isEmpty() && !WqeLayout.announced(dbs.first(0), first)) dbs.poll();
         if (!dbs.isEmpty()) {
-            if (log != null) log.entry(table, qpn, first, StageLog.DOORBELL_DECODED, dbs.first(1));
-            else sim.trace().recordAt(dbs.first(1), "wqe", track("doorbell_decoded"), txn, "doorbell_decoded",
-                    "producer " + dbs.first(0));
+            if (log != null) log.entry(table, qpn, first, WqeStage.DOORBELL_DECODED, dbs.first(1));
+            else sim.trace().recordAt(dbs.first(1), "wqe", track(WqeStage.DOORBELL_DECODED), txn,
+                    WqeStage.DOORBELL_DECODED.label(), "producer " + dbs.first(0));
         }
         while (!fs.isEmpty() && ((first - fs.first(0)) & 0xFFFF) >= fs.first(1)) fs.poll();
         if (!fs.isEmpty()) {
-            if (log != null) log.entry(table, qpn, first, StageLog.FETCH_ISSUED, fs.first(2));
-            else sim.trace().recordAt(fs.first(2), "wqe", track("fetch_issued"), txn, "fetch_issued",
-                    fs.first(1) + " WQEBB read");
+            if (log != null) log.entry(table, qpn, first, WqeStage.FETCH_ISSUED, fs.first(2));
+            else sim.trace().recordAt(fs.first(2), "wqe", track(WqeStage.FETCH_ISSUED), txn,
+                    WqeStage.FETCH_ISSUED.label(), fs.first(1) + " WQEBB read");
         }
-        if (log != null) log.entry(table, qpn, first, StageLog.DELIVERED, sim.now());
-        else stage(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+        if (log != null) log.entry(table, qpn, first, WqeStage.DELIVERED, sim.now());
+        else stage(qpn, first, WqeStage.DELIVERED, "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
     /** A send queue's decoded doorbells and fetches, oldest first. */

@@ -9,6 +9,7 @@ import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
+import nicsim.adapter.WqeStage;
 import nicsim.fabric.Packet.Op;
 import nicsim.fabric.Packet;
 import nicsim.firmware.SendOp.Stage;
@@ -55,7 +56,7 @@ final class Completer {
             if (op.readOrAtomic()) q.requester.readAnswered();
             if (op.streaming && q.service.reliable) op.acknowledged();
             if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn ", op.lastPsn, "");
+                q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.ACKED, "psn ", op.lastPsn, "");
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode,
                         op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));

@@ -3,6 +3,7 @@ package nicsim.firmware;
 import nicsim.abi.QpcState;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.WqeStage;
 import nicsim.fabric.Packet;
 import nicsim.firmware.Qp.Failure;
 
@@ -24,10 +25,10 @@ final class OnDemandPaging {
      * translates anew.
      */
     void requesterWaits(SendOp op, Failure fail, Runnable again) {
-        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages()
-                + " page(s)");
+        q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAGE_FAULT,
+                "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
         q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
-            q.fw.adapter.traceWqe(q.qpn, op.index, "pages_in", "");
+            q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAGES_IN, "");
             again.run();
         }));
     }

@@ -11,6 +11,7 @@ import nicsim.abi.WqeFormat.Sge;
 import nicsim.adapter.DmaPath;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.WqeStage;
 import nicsim.sim.Arrival;
 import nicsim.firmware.Qp.Piece;
 import nicsim.firmware.Qp.Failure;
@@ -69,8 +70,12 @@ final class Placement {
                 done.accept(null, Failure.of(bad, s.addr(), s.lkey(), faultPages(bad)));
                 return;
             }
-            List<Piece> pieces = new ArrayList<>(rsp.size());
-            for (XlateRsp c : rsp) pieces.add(new Piece(c.pa(), c.length(), s));
+            List<Piece> pieces; // one piece (a range within a page chunk): no list to grow, no iterator
+            if (rsp.size() == 1) pieces = List.of(new Piece(rsp.get(0).pa(), rsp.get(0).length(), s));
+            else {
+                pieces = new ArrayList<>(rsp.size());
+                for (int i = 0; i < rsp.size(); i++) pieces.add(new Piece(rsp.get(i).pa(), rsp.get(i).length(), s));
+            }
             traceTranslated(traceIndex, pieces);
             done.accept(pieces, null);
         }));
@@ -79,7 +84,7 @@ final class Placement {
     /** The stage "translated" of send WQE {@code traceIndex} (-1: none) in the timeline, when it is recorded. */
     private void traceTranslated(int traceIndex, List<Piece> pieces) {
         if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
-            q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", "", pieces.size(), " page chunk(s)");
+            q.fw.adapter.traceWqe(q.qpn, traceIndex, WqeStage.TRANSLATED, "", pieces.size(), " page chunk(s)");
     }
 
     /** The MTT index of the page a failed translation found not present, or -1 (another failure). */
@@ -95,7 +100,8 @@ final class Placement {
     }
 
     static XlateRsp failed(List<XlateRsp> rsp) {
-        for (XlateRsp r : rsp) if (r.status() != MttPorts.Status.OK.ordinal()) return r;
+        for (int i = 0; i < rsp.size(); i++) // indexed: no iterator a translation
+            if (rsp.get(i).status() != MttPorts.Status.OK.ordinal()) return rsp.get(i);
         return null;
     }
 
@@ -186,42 +192,73 @@ final class Placement {
     }
 
     /**
-     * Writes {@code data} at offset {@code off} of a translated range, its bytes coming in as
-     * {@code arrival} says (null: all in); {@code written} runs once its posted PCI writes have all
-     * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
+     * Writes payload {@code seq} ({@link #payloadArrived}), {@code data}, at offset {@code off} of a translated range,
+     * its bytes coming in as {@code arrival} says (null: all in); it is issued ({@link #payloadIssued}) once its
+     * posted PCI writes have all left the adapter. ACKs wait longer, until they landed ({@link Responder#writeLanded}).
      */
-    void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
-        writeChunks(chunks, off, data, 0, data.length, arrival, written);
+    void writePayload(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, long seq) {
+        writeChunks(chunks, off, data, 0, data.length, arrival, new Writes(q, null, seq));
     }
 
     /**
      * As above, of {@code data[from, from + length)}, read as the writes go: it must not change until they landed
-     * (a packet's payload does not: its array is given back only once the responder's ACK says they did).
+     * (a packet's payload does not: its array is given back only once the responder's ACK says they did);
+     * {@code written} runs once its writes have all left.
      */
     void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
                      Runnable written) {
+        writeChunks(chunks, off, data, from, length, arrival, new Writes(q, written, 0));
+    }
+
+    private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
+                             Writes w) {
         long pos = 0;
         int done = 0;
-        int[] pending = {1};
-        Runnable one = () -> { if (--pending[0] == 0) written.run(); };
         for (int i = 0; i < chunks.size(); i++) { // indexed: no iterator a packet
             XlateRsp c = chunks.get(i);
             long end = pos + c.length();
             if (end > off + done && done < length) {
                 long start = off + done - pos;
                 int n = (int) Math.min(c.length() - start, length - done);
-                pending[0]++;
+                w.pending++;
                 q.responder.writeIssued();
                 q.fw.adapter.dma().write(c.pa() + start, data, from + done, n,
-                        arrival == null ? null : arrival.from(done), q.live(one),
-                        q.live(ok -> q.responder.writeLanded()));
+                        arrival == null ? null : arrival.from(done), w, w);
                 q.count(FirmwareStat.DMA_WRITE_BYTES, n);
                 done += n;
             }
             pos = end;
             if (done >= length) break;
         }
-        one.run();
+        w.run();
+    }
+
+    /**
+     * The posted writes of one {@link #writeChunks}, as continuations of the QP's life then ({@link Qp#live}), in one
+     * object a call: each write that left counts down, the last (with the call's own count) runs {@code written}, or
+     * issues payload {@code seq} where that is null; each write that landed tells the responder.
+     */
+    private static final class Writes implements Runnable, Consumer<Boolean> {
+        private final Qp q;
+        private final int generation;
+        private final Runnable written;
+        private final long seq;
+        int pending = 1; // the writes not yet left, and the call's own count until it has issued them all
+
+        Writes(Qp q, Runnable written, long seq) {
+            this.q = q;
+            this.generation = q.generation;
+            this.written = written;
+            this.seq = seq;
+        }
+
+        @Override public void run() {
+            if (generation != q.generation || --pending != 0) return;
+            if (written != null) written.run();
+            else q.placement.payloadIssued(seq);
+        }
+
+        @Override public void accept(Boolean ok) { if (generation == q.generation) q.responder.writeLanded(); }
     }
 
     /**

@@ -147,6 +147,15 @@ final class Qp {
         return v -> { if (g == generation) c.accept(v); };
     }
 
+    /**
+     * {@link #live(Runnable)} of {@code c} given {@code v}: one object a step where {@code c} is made once (a task of
+     * every packet or WQE).
+     */
+    <T> Runnable live(Consumer<T> c, T v) {
+        int g = generation;
+        return () -> { if (g == generation) c.accept(v); };
+    }
+
     /** {@link #live(Runnable)} for a continuation that takes two results. */
     <A, B> BiConsumer<A, B> live(BiConsumer<A, B> c) {
         int g = generation;

@@ -3,6 +3,8 @@ package nicsim.firmware;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 import nicsim.abi.Cqe64;
@@ -15,6 +17,7 @@ import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.DmaPath;
+import nicsim.adapter.WqeStage;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
@@ -109,7 +112,7 @@ final class Requester {
         long length = 0;
         if (w.inline() != null) length = w.inline().length;
         else for (int i = 0; i < w.sges().size(); i++) length += w.sges().get(i).length() & 0xFFFFFFFFL;
-        SendOp op = new SendOp(index, w, length);
+        SendOp op = new SendOp(index, w, length, q.mtu);
         switch (q.state) {
             case ERR, SQE -> { q.flush(op); return; }
             case RESET, INIT, RTR -> {
@@ -256,14 +259,19 @@ final class Requester {
         op.respPsn = psn;
         op.lastPsn = (psn + npkts - 1) & 0xFFFFFF;
         if (q.service.connected) psn = (psn + npkts) & 0xFFFFFF;
-        q.fw.exec(q.fw.wqeCycles, q.live(() -> {
-            if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
-            if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            // a UD message of one packet streams as a connected one does; a longer one is refused in build. A MAD
-            // is read whole: the SMI looks at it before it leaves (one to the port itself never goes on the wire)
-            if (q.service.connected || op.length <= q.mtu && q.special < 0) { stream(op); return; }
-            gather(op);
-        }));
+        q.fw.exec(q.fw.wqeCycles, q.live(payloadOf, op));
+    }
+
+    private final Consumer<SendOp> payloadOf = this::payload; // made once: a task of every WQE
+
+    /** The WQE's cycles spent: op's payload, read or streamed from the host unless it has none or carries it. */
+    private void payload(SendOp op) {
+        if (op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
+        if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
+        // a UD message of one packet streams as a connected one does; a longer one is refused in build. A MAD
+        // is read whole: the SMI looks at it before it leaves (one to the port itself never goes on the wire)
+        if (q.service.connected || op.length <= q.mtu && q.special < 0) { stream(op); return; }
+        gather(op);
     }
 
     /**
@@ -277,7 +285,7 @@ final class Requester {
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
             if (q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", data.length, " B by DMA");
+                q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", data.length, " B by DMA");
             build(op);
         }));
     }
@@ -379,7 +387,7 @@ final class Requester {
             if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> stream(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
-            int[] left = {op.npkts};
+            op.unread = op.npkts;
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message
             long at = 0; // its offset in the message
             for (int k = 0; k < op.npkts; k++) {
@@ -397,16 +405,21 @@ final class Requester {
                         if (lo < hi) ranges.add(new DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
                     }
                 }
-                streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
+                streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null);
             }
         }));
     }
+
+    /** A packet's bytes in SRAM: its header cycles, a task queued and nothing else (made once). */
+    private final DmaPath.Scheduling inSram = this::headerCycles;
+
+    private void headerCycles(Runnable go) { q.fw.exec(q.fw.packetCycles, go); }
 
     /**
      * Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to
      * the link.
      */
-    void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge, int[] left) {
+    void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge) {
         // a reliable QP's packet bytes go back once acknowledged and out of the fabric (SendOp): taken from the pool
         byte[] into = null;
         if (op.pool != null) {
@@ -414,12 +427,35 @@ final class Requester {
             for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
             into = q.fw.payloads.take(length);
         }
-        DmaPath.Scheduling inSram = go -> q.fw.exec(q.fw.packetCycles, go); // a task queued, nothing else
-        q.fw.adapter.dma().readOut(ranges, into, inSram, q.live((bytes, feed) -> {
-            op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
+        PacketRead read = new PacketRead(op, k, sge);
+        q.fw.adapter.dma().readOut(ranges, into, inSram, read, read);
+    }
+
+    /**
+     * Packet {@code k} of a streamed op on its way through SRAM, its two continuations in one object as continuations
+     * of the QP's life then ({@link Qp#live}).
+     */
+    private final class PacketRead implements BiConsumer<byte[], Long>, Consumer<byte[]> {
+        private final SendOp op;
+        private final int k, generation = q.generation;
+        private final Sge sge;
+
+        PacketRead(SendOp op, int k, Sge sge) {
+            this.op = op;
+            this.k = k;
+            this.sge = sge;
+        }
+
+        /** Its head left the send engine at {@code feed}: its bytes as they stand in SRAM. */
+        @Override public void accept(byte[] bytes, Long feed) {
+            if (generation != q.generation) return;
+            op.chunks[k] = bytes;
             if (q.fw.cutThroughTx) { op.heads[k] = feed; transmit(); }
-        }), q.live(out -> {
-            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
+        }
+
+        /** All its bytes are in SRAM ({@code out}), or (null) a read failed. */
+        @Override public void accept(byte[] out) {
+            if (generation != q.generation || q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (out == null) {
                 q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(),
                         0);
@@ -427,9 +463,9 @@ final class Requester {
             }
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
-            if (--left[0] == 0 && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", "", op.length, " B by DMA");
-        }));
+            if (--op.unread == 0 && q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, op.index, WqeStage.PAYLOAD_READ, "", op.length, " B by DMA");
+        }
     }
 
     /**

@@ -31,6 +31,8 @@ final class Responder {
     /** DMA writes issued and not yet landed in host memory: ACKs wait behind them. */
     private int writesInFlight;
     private final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
+    /** An ACK's or NAK's payload: none, one array for all (nothing writes into an empty one). */
+    private static final byte[] NO_PAYLOAD = new byte[0];
     /** UD messages into receive WQEs or strides, with what a striding queue keeps between them. */
     final DatagramReceive datagrams;
 
@@ -125,8 +127,10 @@ final class Responder {
         if (rxBusy || rx.isEmpty()) return;
         rxBusy = true;
         Packet p = rx.poll();
-        q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p)));
+        q.fw.exec(q.fw.packetCycles, q.live(handleOne, p));
     }
+
+    private final Consumer<Packet> handleOne = this::handle; // made once: a task of every request
 
     /**
      * The request in hand is done with: the responder takes the next. Each asynchronous path of a request ends here,
@@ -400,7 +404,7 @@ final class Responder {
         long off = m.offset;
         m.offset += p.payload().length;
         long seq = q.placement.payloadArrived();
-        q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
+        q.placement.writePayload(m.target, off, p.payload(), p.arrival(), seq);
         if (!p.op().hasImm()) {
             written(p);
             return;
@@ -452,7 +456,7 @@ final class Responder {
     void ack(Op op, int psn, int aeth, long orig) {
         if (!q.service.reliable) return;
         Packet a = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn,
-                orig, 0, 0, new byte[0], q.transport());
+                orig, 0, 0, NO_PAYLOAD, q.transport());
         if (writesInFlight > 0) deferredAcks.add(a);
         else sendResponse(a);
     }
@@ -461,8 +465,12 @@ final class Responder {
      * Responses (ACKs, NAKs, read responses) leave in the order they were made: each is built by the firmware in turn.
      */
     void sendResponse(Packet a) {
-        q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(a)));
+        q.fw.exec(q.fw.packetCycles, q.live(sendOne, a));
     }
+
+    private final Consumer<Packet> sendOne = this::send; // made once: a task of every response
+
+    private void send(Packet a) { q.fw.send(a); }
 
     /** A DMA write of a request's data is on its way to host memory: ACKs wait until it lands. */
     void writeIssued() { writesInFlight++; }

@@ -48,23 +48,38 @@ final class SendOp implements Fabric.Gone {
     /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
     boolean streaming;
     int npkts, sent;
+    /** A streamed op's packets whose bytes are not all in SRAM yet. */
+    int unread;
     /** A streamed op's packets whose head left the send engine: packet k's feed time in ps, or -1 (not yet). */
     long[] heads;
-    final List<Packet> packets = new ArrayList<>();
+    final List<Packet> packets;
     /**
      * Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never
      * completes.
      */
     final boolean control;
 
-    SendOp(int index, SendWqe w, long length) { this(index, w, length, false); }
+    SendOp(int index, SendWqe w, long length) { this(index, w, length, false, 1); }
 
-    private SendOp(int index, SendWqe w, long length, boolean control) {
+    /**
+     * A work request on a path of {@code mtu} bytes: its packet list made for the packets it sends (a READ or atomic
+     * one, a SEND or WRITE its payload's, up to {@link #PACKETS_MADE}; a guess, as the path may change).
+     */
+    SendOp(int index, SendWqe w, long length, int mtu) {
+        this(index, w, length, false, readOrAtomic(w.opcode()) || mtu <= 0 ? 1
+                : (int) Math.max(1, Math.min(PACKETS_MADE, (length + mtu - 1) / mtu)));
+    }
+
+    /** The most packets a new op's list has room for: a longer message's grows as it goes. */
+    private static final int PACKETS_MADE = 256;
+
+    private SendOp(int index, SendWqe w, long length, boolean control, int packets) {
         this.index = index;
         this.opcode = w.opcode();
         this.w = w;
         this.length = length;
         this.control = control;
+        this.packets = new ArrayList<>(packets);
     }
 
     /**
@@ -72,7 +87,7 @@ final class SendOp implements Fabric.Gone {
      * completes to nobody; {@code failed} hears its error syndrome and vendor code instead.
      */
     static SendOp offloaded(SendWqe w, long length, BiConsumer<Integer, Integer> failed) {
-        SendOp op = new SendOp(-1, w, length, true);
+        SendOp op = new SendOp(-1, w, length, true, 1);
         op.failed = failed;
         op.onWire = true;
         return op;
@@ -84,7 +99,7 @@ final class SendOp implements Fabric.Gone {
     /** A DC connect: one packet, at PSN {@code psn}. */
     static SendOp connect(int psn, Packet p) {
         SendWqe nop = new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null);
-        SendOp op = new SendOp(-1, nop, 0, true);
+        SendOp op = new SendOp(-1, nop, 0, true, 1);
         op.firstPsn = op.respPsn = op.lastPsn = psn;
         op.packets.add(p);
         op.reach(Stage.READY);
@@ -127,7 +142,9 @@ final class SendOp implements Fabric.Gone {
         }
     }
 
-    boolean readOrAtomic() {
+    boolean readOrAtomic() { return readOrAtomic(opcode); }
+
+    static boolean readOrAtomic(int opcode) {
         return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA;
     }
 }
