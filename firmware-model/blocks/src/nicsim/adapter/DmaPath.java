@@ -284,12 +284,11 @@ public final class DmaPath {
                 post(FAILED);
                 return;
             }
-            // an ask that only schedules the go-ahead, with nothing else due at this instant (the step would run
-            // next, and nothing it does can be seen before it ran): asked here, in the step's place
-            if (inSram instanceof Scheduling && sim.takeNextTurn()) { // in the step's turn
-                due = GO;
-                inSram.accept(this);
-            } else post(STAGED);
+            // an ask that only schedules the go-ahead (nothing it does can be seen before it ran): its step runs next,
+            // in its place, without the queue when it comes first
+            due = STAGED;
+            if (inSram instanceof Scheduling) sim.postNext(Simulator.Priority.DELIVERY, this);
+            else post(STAGED);
         }
 
         /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */

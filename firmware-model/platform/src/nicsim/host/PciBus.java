@@ -252,14 +252,15 @@ public final class PciBus {
         }
 
         /**
-         * CPU work left the CPU, releasing it now, as the last thing its event does. Its release event would run next
-         * when nothing else is queued for now: then, if an access waits for it (so that no program's look between the
-         * two events could find the CPU otherwise), it runs here, in the same place of the run.
+         * CPU work left the CPU, releasing it now. With an access waiting, its release event is asked to run next
+         * ({@link Simulator#postNext}): no program's look between the two events could tell, the CPU being busy till
+         * the access after it leaves either way. With none waiting, the CPU falls idle in its release event, which a
+         * program's new access at this instant could see: that event is posted as any other.
          */
         private void releasedNow() {
             at = sim.now();
-            if (!cpuQueue.isEmpty() && sim.takeNextTurn()) cpuNext(depart, at); // in the release event's turn
-            else sim.post(at, Simulator.Priority.DELIVERY, this);
+            if (cpuQueue.isEmpty()) sim.post(at, Simulator.Priority.DELIVERY, this);
+            else sim.postNext(Simulator.Priority.DELIVERY, this);
         }
     }
 

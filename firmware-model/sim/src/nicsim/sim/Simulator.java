@@ -95,6 +95,8 @@ public final class Simulator {
     private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
+    private boolean inEvent; // an event's action runs
+    private Event following; // the step the running event asked to run next (postNext), till its action returns
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
@@ -119,6 +121,7 @@ public final class Simulator {
     public long eventsExecuted() { return executed; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
+        if (following != null && !gone(following)) n++;
         for (Lane l : lanes)
             for (Event e = l.head; e != null; e = e.laneNext) if (!gone(e)) n++;
         return n;
@@ -300,26 +303,25 @@ public final class Simulator {
     public long reserveTie() { return seq++; }
 
     /**
-     * Whether a step posted now, at this instant, would run next; if so, takes its turn, and the caller runs the
-     * step itself, in place, rather than post it. True exactly when no event (not cancelled, of no retired scope) is
-     * due at this instant: every one queued comes at a later time, so the step, posted now at any priority, would be
-     * the queue's first. Its turn is the tie {@link #post(long, int, Runnable)} would give it, {@link #reserveTie
-     * reserved}: every event posted after it takes the tie it would have taken had the step been posted, so the
-     * order of every later tie stays where it was. False: the caller posts the step as usual.
+     * As {@link #post(long, int, Runnable)} at this instant, for a step that, when it comes next, runs without the
+     * queue: its tie is taken now, as a post would take it, and once the asking event's action has returned the kernel
+     * runs the step at once, in the same {@link #step()}, if it still sorts before every queued event (by time,
+     * priority and tie, as the queue would order it); else it goes into the queue in that place. Either way it runs
+     * where a posted step would: after the whole asking event, at its own place in the instant ({@link #passed}), in
+     * the scope current when asked, its own posts taking the ties they would. A step run this way is not counted in
+     * {@link #eventsExecuted} (it counts with its asker); a second one asked by the same event is simply posted.
+     * Asked outside an event (by a program), it is posted.
      *
-     * <p>Run in place, it is the same run: no event could run between the asking event and the step (none is due
-     * now), and the step's own posts take the ties they would have taken had it run as an event. What differs is
-     * what the kernel does not order. The step runs inside the asking event, before whatever that event does after
-     * asking (so ask as its last thing, or for a step that the rest of the event cannot tell ran first), counted as
-     * one event with it ({@link #eventsExecuted}), in its scope (the one it would have been posted in) and at its
-     * place in the instant ({@link #passed}, a clock's edge passed: the asking event's, not the step's). And no
-     * program's wait ({@link #runUntil(BooleanSupplier, long)}), which looks between events, can look between the
-     * two: the caller answers that no look could tell them apart.
+     * <p>The one difference: no program's wait ({@link #runUntil(BooleanSupplier, long)}), which looks between events,
+     * can look between the asking event and the step. A caller uses it for a step no such look could tell apart: one
+     * whose effect a program cannot see before the step has run (a CPU's release with an access waiting for it, an ask
+     * that only schedules a task).
      */
-    public boolean takeNextTurn() {
-        if (nextEventTime() <= now) return false;
-        reserveTie();
-        return true;
+    public void postNext(int priority, Runnable step) {
+        Event e = spareEvent(now, priority, step);
+        e.scope = scope;
+        if (inEvent && following == null) following = e;
+        else queue.add(e);
     }
 
     /** As {@link #post(long, int, Runnable)}, in the place of tie {@code tie} ({@link #reserveTie}), not yet passed. */
@@ -439,10 +441,32 @@ public final class Simulator {
     }
 
     private void run(Event e) {
+        executed++;
+        try {
+            act(e);
+            for (Event n; (n = following) != null; ) { // the step it asked to run next ({@link #postNext})
+                following = null;
+                if (gone(n)) n.ran = true;
+                else if (beforeQueue(n)) act(n);
+                else queue.add(n); // another event comes first: the step waits in its place
+            }
+        } finally {
+            if (following != null) queue.add(following); // the event threw: its step is queued, as posted
+            following = null;
+        }
+    }
+
+    /** Whether {@code e} sorts before every queued event (none of them gone), as the queue orders them. */
+    private boolean beforeQueue(Event e) {
+        Event head = peek();
+        return head == null || e.time < head.time || e.time == head.time && e.order < head.order;
+    }
+
+    private void act(Event e) {
         now = e.time;
         atOrder = e.order;
-        executed++;
         e.ran = true;
+        inEvent = true;
         Scope before = enter(e.scope);
         try {
             e.action.run();
@@ -450,6 +474,7 @@ public final class Simulator {
             if (faults.isEmpty() || faults.peekLast().cause() != x) faults.addLast(new Fault(e.scope, now, x));
             throw x;
         } finally {
+            inEvent = false;
             leave(before);
             if (e.pooled && spare.size() < MAX_SPARE) { // no one holds it: spare for the next post
                 e.action = null;
@@ -544,10 +569,11 @@ public final class Simulator {
         throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
     }
 
-    public boolean idle() { return peek() == null; }
+    public boolean idle() { return following == null && peek() == null; }
 
     /** When the next event runs, or Long.MAX_VALUE when none is left. */
     public long nextEventTime() {
+        if (following != null) return now; // asked to run next, within the event running now
         Event e = peek();
         return e == null ? Long.MAX_VALUE : e.time;
     }
