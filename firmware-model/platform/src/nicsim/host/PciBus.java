@@ -251,16 +251,10 @@ public final class PciBus {
             sim.post(at, Simulator.Priority.DELIVERY, this);
         }
 
-        /**
-         * CPU work left the CPU, releasing it now. With an access waiting, its release event is asked to run next
-         * ({@link Simulator#postNext}): no program's look between the two events could tell, the CPU being busy till
-         * the access after it leaves either way. With none waiting, the CPU falls idle in its release event, which a
-         * program's new access at this instant could see: that event is posted as any other.
-         */
+        /** CPU work left the CPU, releasing it now: its release most often runs next ({@link Simulator#postNext}). */
         private void releasedNow() {
             at = sim.now();
-            if (cpuQueue.isEmpty()) sim.post(at, Simulator.Priority.DELIVERY, this);
-            else sim.postNext(Simulator.Priority.DELIVERY, this);
+            sim.postNext(Simulator.Priority.DELIVERY, this);
         }
     }
 

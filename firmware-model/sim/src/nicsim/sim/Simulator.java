@@ -95,8 +95,8 @@ public final class Simulator {
     private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
-    private boolean inEvent; // an event's action runs
-    private Event following; // the step the running event asked to run next (postNext), till its action returns
+    private Event following; // a step asked to run next (postNext): taken before the queue while it sorts first
+    private boolean tookNext; // the event taken is that step (not counted in executed)
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
@@ -303,24 +303,19 @@ public final class Simulator {
     public long reserveTie() { return seq++; }
 
     /**
-     * As {@link #post(long, int, Runnable)} at this instant, for a step that, when it comes next, runs without the
-     * queue: its tie is taken now, as a post would take it, and once the asking event's action has returned the kernel
-     * runs the step at once, in the same {@link #step()}, if it still sorts before every queued event (by time,
-     * priority and tie, as the queue would order it); else it goes into the queue in that place. Either way it runs
-     * where a posted step would: after the whole asking event, at its own place in the instant ({@link #passed}), in
-     * the scope current when asked, its own posts taking the ties they would. A step run this way is not counted in
-     * {@link #eventsExecuted} (it counts with its asker); a second one asked by the same event is simply posted.
-     * Asked outside an event (by a program), it is posted.
-     *
-     * <p>The one difference: no program's wait ({@link #runUntil(BooleanSupplier, long)}), which looks between events,
-     * can look between the asking event and the step. A caller uses it for a step no such look could tell apart: one
-     * whose effect a program cannot see before the step has run (a CPU's release with an access waiting for it, an ask
-     * that only schedules a task).
+     * As {@link #post(long, int, Runnable)} at this instant, for a step that most often runs next: it waits in a slot
+     * of its own beside the queue, not in it, and the next {@link #step()} (or run) takes it from there if it still
+     * sorts before every queued event (by time, priority and tie, as the queue orders them); else it joins the queue
+     * in its place. Its tie is taken now, as a post takes it. So it runs exactly where a posted step would: after
+     * the whole asking event, in a step of its own (a program's wait looks between the two, and may act: what it posts
+     * takes a later tie), in the scope current when asked, its own posts taking the ties they would. A second step
+     * asked while one waits in the slot is posted. The only difference is the work: no heap insert and removal, and
+     * the step is not counted in {@link #eventsExecuted} (it counts with its asker, as a measure of the work).
      */
     public void postNext(int priority, Runnable step) {
         Event e = spareEvent(now, priority, step);
         e.scope = scope;
-        if (inEvent && following == null) following = e;
+        if (following == null) following = e;
         else queue.add(e);
     }
 
@@ -430,6 +425,15 @@ public final class Simulator {
      * that will never run on the way: one look at the queue's head an event, where a peek then a step took two.
      */
     private Event takeBy(long deadline) {
+        Event n = following;
+        if (n != null) { // a step asked to run next: it runs now if it still comes first, else it joins the queue
+            following = null;
+            if (gone(n)) n.ran = true;
+            else if (n.time <= deadline && sortsBefore(n, heapHead())) {
+                tookNext = true;
+                return n;
+            } else queue.add(n);
+        }
         while (true) {
             Event e = queue.peek();
             if (e == null || e.time > deadline) return null;
@@ -441,32 +445,11 @@ public final class Simulator {
     }
 
     private void run(Event e) {
-        executed++;
-        try {
-            act(e);
-            for (Event n; (n = following) != null; ) { // the step it asked to run next ({@link #postNext})
-                following = null;
-                if (gone(n)) n.ran = true;
-                else if (beforeQueue(n)) act(n);
-                else queue.add(n); // another event comes first: the step waits in its place
-            }
-        } finally {
-            if (following != null) queue.add(following); // the event threw: its step is queued, as posted
-            following = null;
-        }
-    }
-
-    /** Whether {@code e} sorts before every queued event (none of them gone), as the queue orders them. */
-    private boolean beforeQueue(Event e) {
-        Event head = peek();
-        return head == null || e.time < head.time || e.time == head.time && e.order < head.order;
-    }
-
-    private void act(Event e) {
         now = e.time;
         atOrder = e.order;
+        if (tookNext) tookNext = false;
+        else executed++;
         e.ran = true;
-        inEvent = true;
         Scope before = enter(e.scope);
         try {
             e.action.run();
@@ -474,7 +457,6 @@ public final class Simulator {
             if (faults.isEmpty() || faults.peekLast().cause() != x) faults.addLast(new Fault(e.scope, now, x));
             throw x;
         } finally {
-            inEvent = false;
             leave(before);
             if (e.pooled && spare.size() < MAX_SPARE) { // no one holds it: spare for the next post
                 e.action = null;
@@ -569,19 +551,34 @@ public final class Simulator {
         throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
     }
 
-    public boolean idle() { return following == null && peek() == null; }
+    public boolean idle() { return peek() == null; }
 
     /** When the next event runs, or Long.MAX_VALUE when none is left. */
     public long nextEventTime() {
-        if (following != null) return now; // asked to run next, within the event running now
         Event e = peek();
         return e == null ? Long.MAX_VALUE : e.time;
     }
 
+    /** The next event to run (null: none), the step asked to run next ({@link #postNext}) included. */
     private Event peek() {
-        Event e;
-        while ((e = queue.peek()) != null && gone(e)) poll().ran = true; // as step() drops it
+        Event e = heapHead(), n = following;
+        if (n == null) return e;
+        if (!gone(n)) return sortsBefore(n, e) ? n : e;
+        following = null;
+        n.ran = true;
         return e;
+    }
+
+    /** The queue's first event (null: none), dropping the ones that will never run, as {@link #step()} does. */
+    private Event heapHead() {
+        Event e;
+        while ((e = queue.peek()) != null && gone(e)) poll().ran = true;
+        return e;
+    }
+
+    /** Whether {@code e} runs before {@code head} (null: nothing), as the queue orders them. */
+    private static boolean sortsBefore(Event e, Event head) {
+        return head == null || e.time < head.time || e.time == head.time && e.order < head.order;
     }
 
     private Event poll() {

@@ -239,7 +239,7 @@ class DmaPathTest {
     }
 
     /**
-     * A packet's last piece in SRAM asks a scheduling caller for the go-ahead in a step run next, after the edge it
+     * A packet's last piece in SRAM asks its caller for the go-ahead in a step run next, after the edge it
      * came in at (Simulator#postNext): no event of its own, also when another event is due at that instant but sorts
      * after the step; at the same times either way.
      */

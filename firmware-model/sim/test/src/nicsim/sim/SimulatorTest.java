@@ -66,7 +66,7 @@ class SimulatorTest {
         Simulator sim = new Simulator();
         List<String> log = new ArrayList<>();
         int d = Simulator.Priority.DELIVERY;
-        sim.postNext(d, () -> log.add("a program's")); // asked outside any event: posted
+        sim.postNext(d, () -> log.add("a program's")); // asked by a program, before any event: it runs first
         sim.schedule(100, d, () -> log.add("due first")); // its tie before the step's
         sim.schedule(100, 1, () -> {
             sim.postNext(d, () -> log.add("step"));
@@ -81,7 +81,29 @@ class SimulatorTest {
         sim.runUntilIdle();
         assertEquals(List.of("a program's", "asker", "due first", "step", "asker at 200", "step at 200", "observer"),
                 log);
-        assertEquals(6, sim.eventsExecuted(), "the step at 100 waited in the queue, an event; the one at 200 did not");
+        assertEquals(5, sim.eventsExecuted(), "the step at 100 waited in the queue, an event; the others did not");
+    }
+
+    @Test
+    void aProgramsWaitLooksBetweenAStepAndItsAsker() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        int d = Simulator.Priority.DELIVERY;
+        boolean[] asked = {false};
+        sim.schedule(100, d, () -> {
+            sim.postNext(d, () -> {
+                log.add("step");
+                sim.post(100, d, () -> log.add("step's post"));
+            });
+            asked[0] = true;
+        });
+        sim.runUntil(() -> asked[0], 1_000);
+        assertEquals(List.of(), log, "the wait ended after the asking event, before its step");
+        assertEquals(100, sim.nextEventTime());
+        sim.post(100, d, () -> log.add("the program's post")); // a later tie than the step's, before its post's
+        sim.runUntilIdle();
+        assertEquals(List.of("step", "the program's post", "step's post"), log);
+        assertEquals(3, sim.eventsExecuted(), "the step counts with its asker");
     }
 
     @Test
