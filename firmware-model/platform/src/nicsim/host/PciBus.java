@@ -248,7 +248,8 @@ public final class PciBus {
         /** The CPU is free from {@code release} (not before now): the next access may start then. */
         @Override public void accept(long release) {
             at = Math.max(release, sim.now());
-            sim.post(at, Simulator.Priority.DELIVERY, this);
+            if (at == sim.now()) sim.postNext(Simulator.Priority.DELIVERY, this);
+            else sim.post(at, Simulator.Priority.DELIVERY, this);
         }
 
         /** CPU work left the CPU, releasing it now: its release most often runs next ({@link Simulator#postNext}). */
