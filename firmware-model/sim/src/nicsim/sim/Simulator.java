@@ -429,7 +429,7 @@ public final class Simulator {
         if (n != null) { // a step asked to run next: it runs now if it still comes first, else it joins the queue
             following = null;
             if (gone(n)) n.ran = true;
-            else if (n.time <= deadline && sortsBefore(n, heapHead())) {
+            else if (n.time <= deadline && (queue.before(n.time, n.order) || sortsBefore(n, heapHead()))) {
                 tookNext = true;
                 return n;
             } else queue.add(n);
