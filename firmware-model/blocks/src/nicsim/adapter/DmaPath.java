@@ -229,8 +229,8 @@ public final class DmaPath {
 
     /**
      * A {@link #readOut}'s {@code inSram} that does nothing but schedule the go-ahead for later (as a processor's task
-     * queue does): it may then hear the packet is in SRAM inside the engines' clock edge that brought the last byte,
-     * rather than in an event of its own after it.
+     * queue does). It changes nothing now: every {@code inSram} hears the packet is in SRAM in a step run next after
+     * the engines' edge that brought the last byte ({@link Simulator#postNext}), exactly where an event would run.
      */
     public interface Scheduling extends Consumer<Runnable> { }
 
@@ -257,10 +257,10 @@ public final class DmaPath {
             this.done = done;
         }
 
-        /** The next step, after what runs now: an event no one holds. */
+        /** The next step, after what runs now: most often next ({@link Simulator#postNext}). */
         private void post(int step) {
             due = step;
-            sim.postIn(0, Simulator.Priority.DELIVERY, this);
+            sim.postNext(Simulator.Priority.DELIVERY, this);
         }
 
         @Override public void run() {
@@ -284,12 +284,7 @@ public final class DmaPath {
                 post(FAILED);
                 return;
             }
-            // an ask that only schedules the go-ahead, with nothing else due at this instant (the step would run
-            // next, and nothing it does can be seen before it ran): asked here, in the step's place
-            if (inSram instanceof Scheduling && sim.takeNextTurn()) { // in the step's turn
-                due = GO;
-                inSram.accept(this);
-            } else post(STAGED);
+            post(STAGED);
         }
 
         /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */

@@ -248,18 +248,14 @@ public final class PciBus {
         /** The CPU is free from {@code release} (not before now): the next access may start then. */
         @Override public void accept(long release) {
             at = Math.max(release, sim.now());
-            sim.post(at, Simulator.Priority.DELIVERY, this);
+            if (at == sim.now()) sim.postNext(Simulator.Priority.DELIVERY, this);
+            else sim.post(at, Simulator.Priority.DELIVERY, this);
         }
 
-        /**
-         * CPU work left the CPU, releasing it now, as the last thing its event does. Its release event would run next
-         * when nothing else is queued for now: then, if an access waits for it (so that no program's look between the
-         * two events could find the CPU otherwise), it runs here, in the same place of the run.
-         */
+        /** CPU work left the CPU, releasing it now: its release most often runs next ({@link Simulator#postNext}). */
         private void releasedNow() {
             at = sim.now();
-            if (!cpuQueue.isEmpty() && sim.takeNextTurn()) cpuNext(depart, at); // in the release event's turn
-            else sim.post(at, Simulator.Priority.DELIVERY, this);
+            sim.postNext(Simulator.Priority.DELIVERY, this);
         }
     }
 

@@ -64,6 +64,19 @@ final class EventHeap {
         put(i, e, t, o);
     }
 
+    /**
+     * Whether keys {@code t} and {@code o} sort before every queued event (cancelled ones too), read without settling
+     * a taken root: then the next add still takes the root's place.
+     */
+    boolean before(long t, long o) {
+        int from = rootTaken ? 1 : 0, end = Math.min(rootTaken ? 5 : 1, size); // a taken root's children hold the min
+        for (int i = from; i < end; i++) {
+            long kt = keys[2 * i];
+            if (kt < t || kt == t && keys[2 * i + 1] <= o) return false;
+        }
+        return true;
+    }
+
     Simulator.Event poll() {
         settle();
         if (size == 0) return null;

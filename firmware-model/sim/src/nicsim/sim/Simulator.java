@@ -95,6 +95,8 @@ public final class Simulator {
     private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
+    private Event following; // a step asked to run next (postNext): taken before the queue while it sorts first
+    private boolean tookNext; // the event taken is that step (not counted in executed)
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
@@ -119,6 +121,7 @@ public final class Simulator {
     public long eventsExecuted() { return executed; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
+        if (following != null && !gone(following)) n++;
         for (Lane l : lanes)
             for (Event e = l.head; e != null; e = e.laneNext) if (!gone(e)) n++;
         return n;
@@ -300,26 +303,20 @@ public final class Simulator {
     public long reserveTie() { return seq++; }
 
     /**
-     * Whether a step posted now, at this instant, would run next; if so, takes its turn, and the caller runs the
-     * step itself, in place, rather than post it. True exactly when no event (not cancelled, of no retired scope) is
-     * due at this instant: every one queued comes at a later time, so the step, posted now at any priority, would be
-     * the queue's first. Its turn is the tie {@link #post(long, int, Runnable)} would give it, {@link #reserveTie
-     * reserved}: every event posted after it takes the tie it would have taken had the step been posted, so the
-     * order of every later tie stays where it was. False: the caller posts the step as usual.
-     *
-     * <p>Run in place, it is the same run: no event could run between the asking event and the step (none is due
-     * now), and the step's own posts take the ties they would have taken had it run as an event. What differs is
-     * what the kernel does not order. The step runs inside the asking event, before whatever that event does after
-     * asking (so ask as its last thing, or for a step that the rest of the event cannot tell ran first), counted as
-     * one event with it ({@link #eventsExecuted}), in its scope (the one it would have been posted in) and at its
-     * place in the instant ({@link #passed}, a clock's edge passed: the asking event's, not the step's). And no
-     * program's wait ({@link #runUntil(BooleanSupplier, long)}), which looks between events, can look between the
-     * two: the caller answers that no look could tell them apart.
+     * As {@link #post(long, int, Runnable)} at this instant, for a step that most often runs next: it waits in a slot
+     * of its own beside the queue, not in it, and the next {@link #step()} (or run) takes it from there if it still
+     * sorts before every queued event (by time, priority and tie, as the queue orders them); else it joins the queue
+     * in its place. Its tie is taken now, as a post takes it. So it runs exactly where a posted step would: after
+     * the whole asking event, in a step of its own (a program's wait looks between the two, and may act: what it posts
+     * takes a later tie), in the scope current when asked, its own posts taking the ties they would. A second step
+     * asked while one waits in the slot is posted. The only difference is the work: no heap insert and removal, and
+     * the step is not counted in {@link #eventsExecuted} (it counts with its asker, as a measure of the work).
      */
-    public boolean takeNextTurn() {
-        if (nextEventTime() <= now) return false;
-        reserveTie();
-        return true;
+    public void postNext(int priority, Runnable step) {
+        Event e = spareEvent(now, priority, step);
+        e.scope = scope;
+        if (following == null) following = e;
+        else queue.add(e);
     }
 
     /** As {@link #post(long, int, Runnable)}, in the place of tie {@code tie} ({@link #reserveTie}), not yet passed. */
@@ -428,6 +425,15 @@ public final class Simulator {
      * that will never run on the way: one look at the queue's head an event, where a peek then a step took two.
      */
     private Event takeBy(long deadline) {
+        Event n = following;
+        if (n != null) { // a step asked to run next: it runs now if it still comes first, else it joins the queue
+            following = null;
+            if (gone(n)) n.ran = true;
+            else if (n.time <= deadline && (queue.before(n.time, n.order) || sortsBefore(n, heapHead()))) {
+                tookNext = true;
+                return n;
+            } else queue.add(n);
+        }
         while (true) {
             Event e = queue.peek();
             if (e == null || e.time > deadline) return null;
@@ -441,7 +447,8 @@ public final class Simulator {
     private void run(Event e) {
         now = e.time;
         atOrder = e.order;
-        executed++;
+        if (tookNext) tookNext = false;
+        else executed++;
         e.ran = true;
         Scope before = enter(e.scope);
         try {
@@ -552,10 +559,26 @@ public final class Simulator {
         return e == null ? Long.MAX_VALUE : e.time;
     }
 
+    /** The next event to run (null: none), the step asked to run next ({@link #postNext}) included. */
     private Event peek() {
-        Event e;
-        while ((e = queue.peek()) != null && gone(e)) poll().ran = true; // as step() drops it
+        Event e = heapHead(), n = following;
+        if (n == null) return e;
+        if (!gone(n)) return sortsBefore(n, e) ? n : e;
+        following = null;
+        n.ran = true;
         return e;
+    }
+
+    /** The queue's first event (null: none), dropping the ones that will never run, as {@link #step()} does. */
+    private Event heapHead() {
+        Event e;
+        while ((e = queue.peek()) != null && gone(e)) poll().ran = true;
+        return e;
+    }
+
+    /** Whether {@code e} runs before {@code head} (null: nothing), as the queue orders them. */
+    private static boolean sortsBefore(Event e, Event head) {
+        return head == null || e.time < head.time || e.time == head.time && e.order < head.order;
     }
 
     private Event poll() {

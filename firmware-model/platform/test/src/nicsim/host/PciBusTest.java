@@ -63,12 +63,12 @@ class PciBusTest {
     }
 
     @Test
-    void cpuWorkReleasesTheCpuToAWaitingAccessWithoutAnEventOfItsOwn() {
+    void cpuWorkReleasesTheCpuInAStepRunNextNotAnEventOfItsOwn() {
         PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
         long work = 50_000;
         tb.bus.cpuWork(work);
         tb.sim.runUntilIdle();
-        assertEquals(2, tb.sim.eventsExecuted(), "the work's leaving, its release with nothing waiting");
+        assertEquals(1, tb.sim.eventsExecuted(), "the work's leaving; its release, a step run next (postNext)");
         tb.bus.cpuWork(work);
         tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
         tb.sim.runUntilIdle();
@@ -77,9 +77,9 @@ class PciBusTest {
         // the CPU was free: the work starts now, the write leaves after it
         assertEquals(2 * work + cost + link.serializePicos(8 + 24) + link.latencyPicos(),
                 tb.device.writes.get(0).time());
-        // the work's leaving (its release, the write waiting, in the same event), the write's leaving, its release of
+        // the work's leaving (its release, the write waiting, a step run next), the write's leaving, its release of
         // the CPU, its arrival
-        assertEquals(2 + 4, tb.sim.eventsExecuted());
+        assertEquals(1 + 4, tb.sim.eventsExecuted());
     }
 
     @Test

@@ -38,6 +38,10 @@ class EventHeapTest {
             out.add(e);
             expected.add(ref.poll());
             now = e.time;
+            // a key sorts before every queued event exactly when before() says so, a root just taken or not
+            Simulator.Event probe = new Simulator.Event(now + r.nextInt(2) * 1000L, r.nextInt(3) * 50,
+                    r.nextBoolean() ? tie : r.nextInt((int) Math.min(tie + 1, 1 << 20)), null);
+            assertEquals(ref.isEmpty() || ORDER.compare(probe, ref.peek()) < 0, q.before(probe.time, probe.order));
             if (step % 1000 == 0) assertEquals(ref.size(), q.size());
             most = Math.max(most, ref.size());
         }

@@ -42,28 +42,92 @@ class SimulatorTest {
     }
 
     @Test
-    void aStepTakesItsTurnInPlaceOnlyWhenNothingElseIsDueNow() {
+    void aStepAskedToRunNextRunsAfterItsAskerInItsOwnPlace() {
         Simulator sim = new Simulator();
         List<String> log = new ArrayList<>();
         int d = Simulator.Priority.DELIVERY;
-        sim.schedule(100, Simulator.Priority.OBSERVE, () -> log.add("cancelled")).cancel();
         sim.schedule(100, d, () -> {
-            // nothing else is due at 100 (a cancelled event does not count; the next is at 200): the step runs next
-            long before = sim.reserveTie();
-            assertTrue(sim.takeNextTurn());
-            sim.post(100, d, () -> log.add("posted after the turn"));
-            // the turn is the tie after the one reserved before it; the event posted after it took the next
-            sim.post(100, d, before + 1, () -> log.add("in the turn"));
-            assertEquals(before + 3, sim.reserveTie());
+            sim.postNext(d, () -> {
+                log.add("step");
+                sim.post(100, d, () -> log.add("step's post"));
+            });
+            sim.post(100, d, () -> log.add("asker's post")); // same instant and priority, asked after: a later tie
+            log.add("asker");
         });
-        sim.schedule(200, d, () -> {
-            long before = sim.reserveTie();
-            assertFalse(sim.takeNextTurn(), "another event is due at this instant, if after this one's priority");
-            assertEquals(before + 1, sim.reserveTie(), "a turn not taken reserves no tie");
-        });
-        sim.schedule(200, Simulator.Priority.OBSERVE, () -> log.add("observer at 200"));
         sim.runUntilIdle();
-        assertEquals(List.of("in the turn", "posted after the turn", "observer at 200"), log);
+        // after the whole asking event, ahead of the event posted after the ask; the step's own post comes after
+        // that event, as a posted step's would
+        assertEquals(List.of("asker", "step", "asker's post", "step's post"), log);
+        assertEquals(3, sim.eventsExecuted(), "the step ran without the queue, counted with its asker");
+    }
+
+    @Test
+    void aStepAskedToRunNextWaitsBehindAnEventThatSortsFirst() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        int d = Simulator.Priority.DELIVERY;
+        sim.postNext(d, () -> log.add("a program's")); // asked by a program, before any event: it runs first
+        sim.schedule(100, d, () -> log.add("due first")); // its tie before the step's
+        sim.schedule(100, 1, () -> {
+            sim.postNext(d, () -> log.add("step"));
+            log.add("asker");
+        });
+        sim.schedule(200, Simulator.Priority.OBSERVE, () -> log.add("observer")); // due at 200, after the step
+        sim.schedule(200, d, () -> {
+            sim.postNext(d, () -> log.add("step at 200"));
+            log.add("asker at 200");
+        });
+        assertEquals(0, sim.nextEventTime());
+        sim.runUntilIdle();
+        assertEquals(List.of("a program's", "asker", "due first", "step", "asker at 200", "step at 200", "observer"),
+                log);
+        assertEquals(5, sim.eventsExecuted(), "the step at 100 waited in the queue, an event; the others did not");
+    }
+
+    @Test
+    void aProgramsWaitLooksBetweenAStepAndItsAsker() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        int d = Simulator.Priority.DELIVERY;
+        boolean[] asked = {false};
+        sim.schedule(100, d, () -> {
+            sim.postNext(d, () -> {
+                log.add("step");
+                sim.post(100, d, () -> log.add("step's post"));
+            });
+            asked[0] = true;
+        });
+        sim.runUntil(() -> asked[0], 1_000);
+        assertEquals(List.of(), log, "the wait ended after the asking event, before its step");
+        assertEquals(100, sim.nextEventTime());
+        sim.post(100, d, () -> log.add("the program's post")); // a later tie than the step's, before its post's
+        sim.runUntilIdle();
+        assertEquals(List.of("step", "the program's post", "step's post"), log);
+        assertEquals(3, sim.eventsExecuted(), "the step counts with its asker");
+    }
+
+    @Test
+    void aStepAskedInAClockEdgeRunsAfterTheWholeEdge() {
+        Simulator sim = new Simulator();
+        ClockDomain clock = sim.clockDomain("clk", 1_000);
+        List<String> log = new ArrayList<>();
+        boolean[] updated = {false};
+        clock.add(new Clocked() {
+            @Override public void drive() {
+                if (clock.cycle() == 1)
+                    sim.postNext(Simulator.Priority.DELIVERY, () -> log.add("step at " + sim.now()
+                            + (updated[0] ? ", after" : ", before") + " the edge's updates"));
+            }
+            @Override public void update() { }
+            @Override public boolean active() { return clock.cycle() < 3; }
+        });
+        clock.add(new Clocked() {
+            @Override public void drive() { }
+            @Override public void update() { updated[0] = clock.cycle() >= 1; }
+            @Override public boolean active() { return clock.cycle() < 3; }
+        });
+        sim.runUntilIdle(10_000);
+        assertEquals(List.of("step at 1000, after the edge's updates"), log);
     }
 
     /**
