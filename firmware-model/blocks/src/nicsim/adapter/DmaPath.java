@@ -228,13 +228,6 @@ public final class DmaPath {
     }
 
     /**
-     * A {@link #readOut}'s {@code inSram} that does nothing but schedule the go-ahead for later (as a processor's task
-     * queue does). It changes nothing now: every {@code inSram} hears the packet is in SRAM in a step run next after
-     * the engines' edge that brought the last byte ({@link Simulator#postNext}), exactly where an event would run.
-     */
-    public interface Scheduling extends Consumer<Runnable> { }
-
-    /**
      * The jobs of one {@link #readOut}: held in SRAM until all are in, then sent out together. It is
      * its jobs' callback (each job's bytes off the send engine) and, run as an event, the next step
      * it is {@link #due} (one at a time: each step comes after the one before has run).

@@ -411,7 +411,7 @@ final class Requester {
     }
 
     /** A packet's bytes in SRAM: its header cycles, a task queued and nothing else (made once). */
-    private final DmaPath.Scheduling inSram = this::headerCycles;
+    private final Consumer<Runnable> inSram = this::headerCycles;
 
     private void headerCycles(Runnable go) { q.fw.exec(q.fw.packetCycles, go); }
 

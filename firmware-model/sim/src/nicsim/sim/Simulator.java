@@ -96,7 +96,8 @@ public final class Simulator {
     private long seq;
     private long executed;
     private Event following; // a step asked to run next (postNext): taken before the queue while it sorts first
-    private boolean tookNext; // the event taken is that step (not counted in executed)
+    private boolean tookNext; // the event taken is that step
+    private long ranNext; // of the events executed, steps run next from the slot (postNext), without the queue
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
@@ -117,8 +118,11 @@ public final class Simulator {
     public long now() { return now; }
     public Counters counters() { return counters; }
     public Trace trace() { return trace; }
-    /** How many events have run: a measure of simulation work, for benchmarks. */
+    /** How many events have run, steps run next ({@link #postNext}) too: a measure of simulation work. */
     public long eventsExecuted() { return executed; }
+
+    /** Of {@link #eventsExecuted}, the steps run next ({@link #postNext}) straight from their slot, not the queue. */
+    public long stepsRunNext() { return ranNext; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
         if (following != null && !gone(following)) n++;
@@ -309,8 +313,8 @@ public final class Simulator {
      * in its place. Its tie is taken now, as a post takes it. So it runs exactly where a posted step would: after
      * the whole asking event, in a step of its own (a program's wait looks between the two, and may act: what it posts
      * takes a later tie), in the scope current when asked, its own posts taking the ties they would. A second step
-     * asked while one waits in the slot is posted. The only difference is the work: no heap insert and removal, and
-     * the step is not counted in {@link #eventsExecuted} (it counts with its asker, as a measure of the work).
+     * asked while one waits in the slot is posted. The only difference is the work: no heap insert and removal (an
+     * event all the same in {@link #eventsExecuted}; {@link #stepsRunNext} counts those taken from the slot).
      */
     public void postNext(int priority, Runnable step) {
         Event e = spareEvent(now, priority, step);
@@ -447,8 +451,11 @@ public final class Simulator {
     private void run(Event e) {
         now = e.time;
         atOrder = e.order;
-        if (tookNext) tookNext = false;
-        else executed++;
+        executed++;
+        if (tookNext) {
+            tookNext = false;
+            ranNext++;
+        }
         e.ran = true;
         Scope before = enter(e.scope);
         try {

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
@@ -240,19 +241,19 @@ class DmaPathTest {
 
     /**
      * A packet's last piece in SRAM asks its caller for the go-ahead in a step run next, after the edge it
-     * came in at (Simulator#postNext): no event of its own, also when another event is due at that instant but sorts
-     * after the step; at the same times either way.
+     * came in at (Simulator#postNext), not through the queue, also when another event is due at that instant but
+     * sorts after the step; at the same times either way.
      */
     @Test
     void aPacketInSramAsksForTheGoAheadRightAfterItsEdge() {
         long[][] at = new long[2][];
-        long[] events = new long[2];
+        long[] events = new long[2], runNext = new long[2];
         for (int run = 0; run < 2; run++) {
             Bench b = new Bench(Profiles.load("cx-gen3x16"));
             b.mem.write(BASE, new byte[64]);
             if (run == 1) b.sim.schedule(at[0][0], () -> { }); // due at the instant the bytes are in, after the step
             long[] t = {-1, -1, -1};
-            DmaPath.Scheduling inSram = go -> {
+            Consumer<Runnable> inSram = go -> {
                 t[0] = b.sim.now();
                 b.sim.scheduleIn(1_000_000, go);
             };
@@ -261,9 +262,12 @@ class DmaPathTest {
             b.sim.runUntilIdle();
             at[run] = t;
             events[run] = b.sim.eventsExecuted();
+            runNext[run] = b.sim.stepsRunNext();
         }
         assertArrayEquals(at[0], at[1], "in SRAM, head and done at the same times");
-        assertEquals(events[0] + 1, events[1], "the other event only: the go-ahead's ask ran in its step's place");
+        assertEquals(events[0] + 1, events[1], "the other event only");
+        assertTrue(runNext[0] > 0, "the go-ahead's ask ran next, without the queue");
+        assertEquals(runNext[0], runNext[1], "the other event, due at that instant, did not send the ask to the queue");
     }
 
     /**

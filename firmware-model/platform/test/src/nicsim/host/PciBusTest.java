@@ -63,12 +63,13 @@ class PciBusTest {
     }
 
     @Test
-    void cpuWorkReleasesTheCpuInAStepRunNextNotAnEventOfItsOwn() {
+    void cpuWorkReleasesTheCpuInAStepRunNextOutsideTheQueue() {
         PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
         long work = 50_000;
         tb.bus.cpuWork(work);
         tb.sim.runUntilIdle();
-        assertEquals(1, tb.sim.eventsExecuted(), "the work's leaving; its release, a step run next (postNext)");
+        assertEquals(2, tb.sim.eventsExecuted(), "the work's leaving; its release");
+        assertEquals(1, tb.sim.stepsRunNext(), "the release, a step run next (postNext), not through the queue");
         tb.bus.cpuWork(work);
         tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
         tb.sim.runUntilIdle();
@@ -77,9 +78,10 @@ class PciBusTest {
         // the CPU was free: the work starts now, the write leaves after it
         assertEquals(2 * work + cost + link.serializePicos(8 + 24) + link.latencyPicos(),
                 tb.device.writes.get(0).time());
-        // the work's leaving (its release, the write waiting, a step run next), the write's leaving, its release of
+        // the work's leaving, its release (the write waiting, a step run next), the write's leaving, its release of
         // the CPU, its arrival
-        assertEquals(1 + 4, tb.sim.eventsExecuted());
+        assertEquals(2 + 5, tb.sim.eventsExecuted());
+        assertEquals(2, tb.sim.stepsRunNext());
     }
 
     @Test

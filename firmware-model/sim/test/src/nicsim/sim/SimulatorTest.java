@@ -58,7 +58,8 @@ class SimulatorTest {
         // after the whole asking event, ahead of the event posted after the ask; the step's own post comes after
         // that event, as a posted step's would
         assertEquals(List.of("asker", "step", "asker's post", "step's post"), log);
-        assertEquals(3, sim.eventsExecuted(), "the step ran without the queue, counted with its asker");
+        assertEquals(4, sim.eventsExecuted(), "the step is an event");
+        assertEquals(1, sim.stepsRunNext(), "the step ran without the queue");
     }
 
     @Test
@@ -81,7 +82,8 @@ class SimulatorTest {
         sim.runUntilIdle();
         assertEquals(List.of("a program's", "asker", "due first", "step", "asker at 200", "step at 200", "observer"),
                 log);
-        assertEquals(5, sim.eventsExecuted(), "the step at 100 waited in the queue, an event; the others did not");
+        assertEquals(7, sim.eventsExecuted());
+        assertEquals(2, sim.stepsRunNext(), "the step at 100 waited in the queue; the others did not");
     }
 
     @Test
@@ -103,7 +105,8 @@ class SimulatorTest {
         sim.post(100, d, () -> log.add("the program's post")); // a later tie than the step's, before its post's
         sim.runUntilIdle();
         assertEquals(List.of("step", "the program's post", "step's post"), log);
-        assertEquals(3, sim.eventsExecuted(), "the step counts with its asker");
+        assertEquals(4, sim.eventsExecuted());
+        assertEquals(1, sim.stepsRunNext(), "the wait looked, the step still ran without the queue");
     }
 
     @Test
