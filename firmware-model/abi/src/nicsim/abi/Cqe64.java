@@ -251,8 +251,7 @@ public final class Cqe64 {
 
     /** Whether a CQE carries its message's bytes (an error CQE never does). */
     public static boolean inlineScattered(byte[] cqe) {
-        return (cqe[OP_OWN] & INLINE_SCATTER_32) != 0 && (cqe[OP_OWN] & 0xff) >> 4 != REQ_ERR
-                && (cqe[OP_OWN] & 0xff) >> 4 != RESP_ERR;
+        return (cqe[OP_OWN] & INLINE_SCATTER_32) != 0 && !isError(cqe);
     }
 
     /** The bytes an inline-scattered CQE carries (its byte count of them), or null if the CQE is not one. */
@@ -295,10 +294,18 @@ public final class Cqe64 {
             int vendorSyndrome) {}
 
     public static View parse(byte[] b) {
-        return new View((b[OP_OWN] & 0xff) >> 4, b[OP_OWN] & 1, BigEndian.get32(b, SOP_QPN) & 0xFFFFFF,
-                (int) (BigEndian.get32(b, SOP_QPN) >>> 24), (b[WQE_COUNTER] & 0xff) << 8 | (b[WQE_COUNTER + 1] & 0xff),
+        return new View(opcode(b), b[OP_OWN] & 1, qpn(b), (int) (BigEndian.get32(b, SOP_QPN) >>> 24), wqeCounter(b),
                 BigEndian.get32(b, BYTE_CNT), b[SYNDROME] & 0xff, b[VENDOR_SYNDROME] & 0xff);
     }
+
+    /** The CQE's opcode ({@link View#opcode}), read without a view. */
+    public static int opcode(byte[] b) { return (b[OP_OWN] & 0xff) >> 4; }
+
+    /** The CQE's QP number ({@link View#qpn}), read without a view. */
+    public static long qpn(byte[] b) { return BigEndian.get32(b, SOP_QPN) & 0xFFFFFF; }
+
+    /** The CQE's WQE counter ({@link View#wqeCounter}), read without a view. */
+    public static int wqeCounter(byte[] b) { return (b[WQE_COUNTER] & 0xff) << 8 | (b[WQE_COUNTER + 1] & 0xff); }
 
     /**
      * The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited, the XRC SRQ (0:
@@ -342,7 +349,7 @@ public final class Cqe64 {
 
     /** Whether CQE {@code b} reports an error (then its bytes 48..55 are the error's, with no timestamp). */
     public static boolean isError(byte[] b) {
-        int op = (b[OP_OWN] & 0xff) >> 4;
+        int op = opcode(b);
         return op == REQ_ERR || op == RESP_ERR;
     }
 

@@ -193,9 +193,9 @@ final class BlockQueues implements Clocked {
                 }
                 firmware.onCqeWritten(entry);
                 if (timeline.tracing()) { // the WQE's last stage: its CQE is in host memory
-                    int opcode = cqeOpcode(entry);
+                    int opcode = Cqe64.opcode(entry);
                     if (opcode == Cqe64.REQ || opcode == Cqe64.REQ_ERR)
-                        timeline.cqeWritten(cqeQpn(entry), cqeWqeCounter(entry), opcode, w.addr());
+                        timeline.cqeWritten(Cqe64.qpn(entry), Cqe64.wqeCounter(entry), opcode, w.addr());
                 }
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order): each event
@@ -215,17 +215,8 @@ final class BlockQueues implements Clocked {
         if (BigEndian.get64(entry, Cqe64.TIMESTAMP) != 0) return;
         long cycles = sim.now() / core.periodPicos();
         BigEndian.put64(entry, Cqe64.TIMESTAMP, cycles);
-        if (timeline.tracing() && cqeOpcode(entry) == Cqe64.REQ)
-            timeline.cqeStamped(cqeQpn(entry), cqeWqeCounter(entry), cycles);
-    }
-
-    // a CQE's fields the timeline needs, read from its bytes as Cqe64.parse reads them (no view made a CQE)
-    private static int cqeOpcode(byte[] cqe) { return (cqe[Cqe64.OP_OWN] & 0xff) >> 4; }
-
-    private static long cqeQpn(byte[] cqe) { return BigEndian.get32(cqe, Cqe64.SOP_QPN) & 0xFFFFFF; }
-
-    private static int cqeWqeCounter(byte[] cqe) {
-        return (cqe[Cqe64.WQE_COUNTER] & 0xff) << 8 | (cqe[Cqe64.WQE_COUNTER + 1] & 0xff);
+        if (timeline.tracing() && Cqe64.opcode(entry) == Cqe64.REQ)
+            timeline.cqeStamped(Cqe64.qpn(entry), Cqe64.wqeCounter(entry), cycles);
     }
 
     /** The head of {@code q}, which a block took on this edge: the next drive shows the one behind it. */
