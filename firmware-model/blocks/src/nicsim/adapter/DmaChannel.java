@@ -463,13 +463,10 @@ class DmaChannel implements Clocked {
         deliver(j, null);
     }
 
-    /**
-     * Tells a job's owner it finished, after this edge (most often next, {@link Simulator#postNext}): its callback may
-     * start more transfers.
-     */
+    /** Tells a job's owner it finished, after this edge: its callback may start more transfers. */
     void deliver(Job j, byte[] result) {
         j.result = result;
-        sim.postNext(Simulator.Priority.DELIVERY, j);
+        sim.postIn(0, Simulator.Priority.DELIVERY, j);
     }
 
     /**
@@ -542,12 +539,12 @@ class DmaChannel implements Clocked {
         return to > Math.max(j.filled, j.skew) && Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
     }
 
-    /** Tells a write job's owner its PCI writes are all on their way, after this edge (as {@link #deliver}). */
+    /** Tells a write job's owner its PCI writes are all on their way, after this edge. */
     void issued(Job j) {
         Runnable r = j.issued;
         if (r == null) return;
         j.issued = null;
-        sim.postNext(Simulator.Priority.DELIVERY, r);
+        sim.postIn(0, Simulator.Priority.DELIVERY, r);
     }
 
     /** Whether a write job is done with the channel: the engine finished it and its PCI writes all landed. */

@@ -250,10 +250,10 @@ public final class DmaPath {
             this.done = done;
         }
 
-        /** The next step, after what runs now: most often next ({@link Simulator#postNext}). */
+        /** The next step, after what runs now: an event no one holds. */
         private void post(int step) {
             due = step;
-            sim.postNext(Simulator.Priority.DELIVERY, this);
+            sim.postIn(0, Simulator.Priority.DELIVERY, this);
         }
 
         @Override public void run() {

@@ -241,21 +241,14 @@ public final class PciBus {
             else {
                 left = true;
                 if (run != null) run.accept(this);
-                else releasedNow();
+                else accept(sim.now()); // CPU work left the CPU, releasing it now
             }
         }
 
         /** The CPU is free from {@code release} (not before now): the next access may start then. */
         @Override public void accept(long release) {
             at = Math.max(release, sim.now());
-            if (at == sim.now()) sim.postNext(Simulator.Priority.DELIVERY, this);
-            else sim.post(at, Simulator.Priority.DELIVERY, this);
-        }
-
-        /** CPU work left the CPU, releasing it now: its release most often runs next ({@link Simulator#postNext}). */
-        private void releasedNow() {
-            at = sim.now();
-            sim.postNext(Simulator.Priority.DELIVERY, this);
+            sim.post(at, Simulator.Priority.DELIVERY, this);
         }
     }
 

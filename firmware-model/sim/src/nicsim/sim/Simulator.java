@@ -95,9 +95,9 @@ public final class Simulator {
     private long atOrder = Long.MIN_VALUE; // packed as Event#order: before every event's, or after (MAX_VALUE)
     private long seq;
     private long executed;
-    private Event following; // a step asked to run next (postNext): taken before the queue while it sorts first
+    private Event following; // an event posted for this instant: taken before the queue while it sorts first
     private boolean tookNext; // the event taken is that step
-    private long ranNext; // of the events executed, steps run next from the slot (postNext), without the queue
+    private long ranNext; // of the events executed, those posted for their instant run from the slot
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
@@ -118,10 +118,10 @@ public final class Simulator {
     public long now() { return now; }
     public Counters counters() { return counters; }
     public Trace trace() { return trace; }
-    /** How many events have run, steps run next ({@link #postNext}) too: a measure of simulation work. */
+    /** How many events have run: a measure of simulation work, for benchmarks. */
     public long eventsExecuted() { return executed; }
 
-    /** Of {@link #eventsExecuted}, the steps run next ({@link #postNext}) straight from their slot, not the queue. */
+    /** Of {@link #eventsExecuted}, those posted for their own instant that ran from the slot beside the queue. */
     public long stepsRunNext() { return ranNext; }
     public int pendingEvents() {
         int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
@@ -284,13 +284,23 @@ public final class Simulator {
      * As {@link #schedule(long, int, Runnable)}, for a caller that keeps no handle on the event (it
      * can never be cancelled): once run, the event is used again for a later post, so a source of
      * many short-lived events (TLPs, deliveries) allocates none. The order and the run are the same.
+     *
+     * <p>An event posted for this very instant (a DMA job's completion, a CPU release, a packet's "in SRAM") most
+     * often runs next: it waits in a slot of its own beside the queue, not in it, and the next {@link #step()} (or
+     * run) takes it from there if it still sorts before every queued event (by time, priority and tie, as the queue
+     * orders them); else it joins the queue in its place. Its tie is taken now, as for any post. So it runs exactly
+     * where it would from the queue: after the whole posting event, in a step of its own (a program's wait looks
+     * between the two), its own posts taking the ties they would. One waits in the slot at a time; the next posted
+     * for this instant meanwhile goes to the queue. The only difference is the work: no heap insert and removal (an
+     * event all the same in {@link #eventsExecuted}; {@link #stepsRunNext} counts those taken from the slot).
      */
     public void post(long atPicos, int priority, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
         Event e = spareEvent(atPicos, priority, action);
         e.scope = scope;
-        queue.add(e);
+        if (atPicos == now && following == null) following = e;
+        else queue.add(e);
     }
 
     /** As {@link #post(long, int, Runnable)}, {@code delayPicos} from now. */
@@ -305,23 +315,6 @@ public final class Simulator {
      * was (a credit no packet waits for).
      */
     public long reserveTie() { return seq++; }
-
-    /**
-     * As {@link #post(long, int, Runnable)} at this instant, for a step that most often runs next: it waits in a slot
-     * of its own beside the queue, not in it, and the next {@link #step()} (or run) takes it from there if it still
-     * sorts before every queued event (by time, priority and tie, as the queue orders them); else it joins the queue
-     * in its place. Its tie is taken now, as a post takes it. So it runs exactly where a posted step would: after
-     * the whole asking event, in a step of its own (a program's wait looks between the two, and may act: what it posts
-     * takes a later tie), in the scope current when asked, its own posts taking the ties they would. A second step
-     * asked while one waits in the slot is posted. The only difference is the work: no heap insert and removal (an
-     * event all the same in {@link #eventsExecuted}; {@link #stepsRunNext} counts those taken from the slot).
-     */
-    public void postNext(int priority, Runnable step) {
-        Event e = spareEvent(now, priority, step);
-        e.scope = scope;
-        if (following == null) following = e;
-        else queue.add(e);
-    }
 
     /** As {@link #post(long, int, Runnable)}, in the place of tie {@code tie} ({@link #reserveTie}), not yet passed. */
     public void post(long atPicos, int priority, long tie, Runnable action) {
@@ -430,7 +423,7 @@ public final class Simulator {
      */
     private Event takeBy(long deadline) {
         Event n = following;
-        if (n != null) { // a step asked to run next: it runs now if it still comes first, else it joins the queue
+        if (n != null) { // posted for its instant: it runs now if it still comes first, else it joins the queue
             following = null;
             if (gone(n)) n.ran = true;
             else if (n.time <= deadline && (queue.before(n.time, n.order) || sortsBefore(n, heapHead()))) {
@@ -566,7 +559,7 @@ public final class Simulator {
         return e == null ? Long.MAX_VALUE : e.time;
     }
 
-    /** The next event to run (null: none), the step asked to run next ({@link #postNext}) included. */
+    /** The next event to run (null: none), the one in the slot beside the queue included. */
     private Event peek() {
         Event e = heapHead(), n = following;
         if (n == null) return e;

@@ -241,7 +241,7 @@ class DmaPathTest {
 
     /**
      * A packet's last piece in SRAM asks its caller for the go-ahead in a step run next, after the edge it
-     * came in at (Simulator#postNext), not through the queue, also when another event is due at that instant but
+     * came in at (posted for that instant, from the slot beside the queue), also when another event is due then but
      * sorts after the step; at the same times either way.
      */
     @Test

@@ -69,7 +69,7 @@ class PciBusTest {
         tb.bus.cpuWork(work);
         tb.sim.runUntilIdle();
         assertEquals(2, tb.sim.eventsExecuted(), "the work's leaving; its release");
-        assertEquals(1, tb.sim.stepsRunNext(), "the release, a step run next (postNext), not through the queue");
+        assertEquals(1, tb.sim.stepsRunNext(), "the release, posted for its instant, not through the queue");
         tb.bus.cpuWork(work);
         tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
         tb.sim.runUntilIdle();

@@ -42,12 +42,12 @@ class SimulatorTest {
     }
 
     @Test
-    void aStepAskedToRunNextRunsAfterItsAskerInItsOwnPlace() {
+    void anEventPostedForItsInstantRunsAfterItsPosterInItsOwnPlace() {
         Simulator sim = new Simulator();
         List<String> log = new ArrayList<>();
         int d = Simulator.Priority.DELIVERY;
         sim.schedule(100, d, () -> {
-            sim.postNext(d, () -> {
+            sim.post(sim.now(), d, () -> {
                 log.add("step");
                 sim.post(100, d, () -> log.add("step's post"));
             });
@@ -63,19 +63,19 @@ class SimulatorTest {
     }
 
     @Test
-    void aStepAskedToRunNextWaitsBehindAnEventThatSortsFirst() {
+    void anEventPostedForItsInstantWaitsBehindAnEventThatSortsFirst() {
         Simulator sim = new Simulator();
         List<String> log = new ArrayList<>();
         int d = Simulator.Priority.DELIVERY;
-        sim.postNext(d, () -> log.add("a program's")); // asked by a program, before any event: it runs first
+        sim.post(sim.now(), d, () -> log.add("a program's")); // asked by a program, before any event: it runs first
         sim.schedule(100, d, () -> log.add("due first")); // its tie before the step's
         sim.schedule(100, 1, () -> {
-            sim.postNext(d, () -> log.add("step"));
+            sim.post(sim.now(), d, () -> log.add("step"));
             log.add("asker");
         });
         sim.schedule(200, Simulator.Priority.OBSERVE, () -> log.add("observer")); // due at 200, after the step
         sim.schedule(200, d, () -> {
-            sim.postNext(d, () -> log.add("step at 200"));
+            sim.post(sim.now(), d, () -> log.add("step at 200"));
             log.add("asker at 200");
         });
         assertEquals(0, sim.nextEventTime());
@@ -93,7 +93,7 @@ class SimulatorTest {
         int d = Simulator.Priority.DELIVERY;
         boolean[] asked = {false};
         sim.schedule(100, d, () -> {
-            sim.postNext(d, () -> {
+            sim.post(sim.now(), d, () -> {
                 log.add("step");
                 sim.post(100, d, () -> log.add("step's post"));
             });
@@ -110,7 +110,7 @@ class SimulatorTest {
     }
 
     @Test
-    void aStepAskedInAClockEdgeRunsAfterTheWholeEdge() {
+    void anEventPostedForItsInstantInAClockEdgeRunsAfterTheWholeEdge() {
         Simulator sim = new Simulator();
         ClockDomain clock = sim.clockDomain("clk", 1_000);
         List<String> log = new ArrayList<>();
@@ -118,7 +118,7 @@ class SimulatorTest {
         clock.add(new Clocked() {
             @Override public void drive() {
                 if (clock.cycle() == 1)
-                    sim.postNext(Simulator.Priority.DELIVERY, () -> log.add("step at " + sim.now()
+                    sim.post(sim.now(), Simulator.Priority.DELIVERY, () -> log.add("step at " + sim.now()
                             + (updated[0] ? ", after" : ", before") + " the edge's updates"));
             }
             @Override public void update() { }
